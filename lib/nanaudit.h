@@ -1,0 +1,367 @@
+/*
+ * nanaudit.h - the public interface of the nanaudit engine (lib/).
+ *
+ * The engine decodes tensor elements, computes statistics, finds NaN, Inf
+ * and z-score outliers, turns results into findings under a policy and
+ * writes reports. It does no file I/O of its own: a tensor's bytes arrive
+ * through a read callback (na_source_t) that a format reader in formats/
+ * provides, and report writers write to a FILE* the caller opened.
+ *
+ * Conventions (../DESIGN.md, "Definitions" and "Conventions"):
+ *  - every function that can fail returns na_status_t and, where it has an
+ *    na_err_t*, fills it with one line "tensor: problem" (the CLI adds the
+ *    file name in front);
+ *  - sizes are in bytes or elements as each comment says;
+ *  - no global mutable state; objects are freed by their *_free function,
+ *    which accepts NULL.
+ *
+ * Compiles as C11 and as C++17 (the CUDA backend includes it).
+ */
+#ifndef NANAUDIT_H
+#define NANAUDIT_H
+
+#include <stddef.h> /* size_t */
+#include <stdint.h> /* uint64_t, uint32_t */
+#include <stdio.h>  /* FILE */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NA_VERSION "0.1.0"
+#define NA_SCHEMA_VERSION 1
+
+/* ------------------------------------------------------------------ */
+/* Status codes. Values are pinned: never renumber, only append.       */
+/* ------------------------------------------------------------------ */
+typedef enum na_status {
+    NA_OK = 0,
+    NA_E_NOMEM = 1,       /* out of memory                     -> exit 4 */
+    NA_E_IO = 2,          /* an input could not be read        -> exit 3 */
+    NA_E_FORMAT = 3,      /* malformed / invalid input         -> exit 3 */
+    NA_E_UNSUPPORTED = 4, /* valid but not supported (dtype..) -> exit 3 */
+    NA_E_NOTFOUND = 5,    /* missing input (file, shard)       -> exit 3 */
+    NA_E_WRITE = 6,       /* a write failed                    -> exit 4 */
+    NA_E_INTERNAL = 7,    /* bug or environment problem        -> exit 4 */
+    NA_E_USAGE = 8        /* bad option value                  -> exit 2 */
+} na_status_t;
+
+/* Short English text for a status ("out of memory", "malformed input", ...).
+ * Never NULL; unknown values give "unknown status". */
+const char *na_status_str(na_status_t s);
+
+/* Exit code of DESIGN.md for a status: OK 0, USAGE 2, IO/FORMAT/
+ * UNSUPPORTED/NOTFOUND 3, NOMEM/WRITE/INTERNAL 4. */
+int na_status_exit_code(na_status_t s);
+
+/* One-line error message buffer. Messages never contain a newline. */
+#define NA_ERR_LEN 512
+typedef struct na_err {
+    char msg[NA_ERR_LEN];
+} na_err_t;
+
+/* printf-style setter; truncates to NA_ERR_LEN-1 bytes and replaces any
+ * control character with '?' so a message stays one line. err may be NULL.
+ * Returns st, so `return na_err_set(err, NA_E_FORMAT, "...")` works. */
+na_status_t na_err_set(na_err_t *err, na_status_t st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------ */
+/* dtypes (names follow safetensors, see                               */
+/* https://github.com/huggingface/safetensors/blob/main/safetensors/src/tensor.rs) */
+/* ------------------------------------------------------------------ */
+typedef enum na_dtype {
+    NA_DT_INVALID = 0,
+    NA_DT_BOOL,
+    NA_DT_U8,
+    NA_DT_I8,
+    NA_DT_U16,
+    NA_DT_I16,
+    NA_DT_U32,
+    NA_DT_I32,
+    NA_DT_U64,
+    NA_DT_I64,
+    NA_DT_F16,         /* IEEE binary16 */
+    NA_DT_BF16,        /* bfloat16: top 16 bits of binary32 */
+    NA_DT_F32,
+    NA_DT_F64,
+    NA_DT_F8_E4M3,     /* OCP E4M3 "fn": no Inf, 0x7F/0xFF NaN, max 448 */
+    NA_DT_F8_E5M2,     /* OCP E5M2: IEEE-like, Inf and NaN */
+    NA_DT_F8_E8M0,     /* OCP E8M0 scale: 2^(e-127), 0xFF NaN, no zero/sign */
+    NA_DT_F8_E4M3FNUZ, /* bias 8, 0x80 only NaN, no Inf, no -0 */
+    NA_DT_F8_E5M2FNUZ, /* bias 16, 0x80 only NaN, no Inf, no -0 */
+    NA_DT_C64,         /* complex64: audited as NAME.real / NAME.imag (F32) */
+    NA_DT_F4,          /* sub-byte types: not decoded, fail closed */
+    NA_DT_F6_E2M3,
+    NA_DT_F6_E3M2,
+    NA_DT_F80,         /* x87 80-bit extended (HDF5 / NumPy long double) */
+    NA_DT_COUNT
+} na_dtype_t;
+
+typedef enum na_endian { NA_LITTLE = 0, NA_BIG = 1 } na_endian_t;
+
+/* Safetensors name ("F32", "F8_E4M3", ...); "INVALID" for bad values. */
+const char *na_dtype_name(na_dtype_t dt);
+/* Exact, case-sensitive lookup of a safetensors name; NA_DT_INVALID when
+ * unknown. `len` bytes of `name` are compared (name need not be NUL-ended). */
+na_dtype_t na_dtype_from_name(const char *name, size_t len);
+/* Storage size of one element in bits (F4: 4, F6_*: 6, C64: 64, BOOL: 8). */
+unsigned na_dtype_bits(na_dtype_t dt);
+/* 1 when the engine can decode the dtype (all but F4, F6_*, INVALID). */
+int na_dtype_supported(na_dtype_t dt);
+/* 1 for floating types that can hold NaN (F*, BF16, F8_*). */
+int na_dtype_is_float(na_dtype_t dt);
+
+/* Classification of one decoded element. */
+typedef enum na_class {
+    NA_CL_NORMAL = 0, /* finite, nonzero, not subnormal (all integers too) */
+    NA_CL_ZERO,       /* +0 or -0 (integer 0, BOOL false) */
+    NA_CL_SUBNORMAL,  /* nonzero with a zero exponent field, in its dtype */
+    NA_CL_NAN,
+    NA_CL_POS_INF,
+    NA_CL_NEG_INF
+} na_class_t;
+
+/* Decode the element at p (dtype dt, stored in byte order e, possibly
+ * unaligned) to double and classify it. For NaN and Inf *value is NaN or
+ * +-Inf. Exact for every supported dtype except I64/U64 magnitudes above
+ * 2^53, which round to nearest as numpy's astype(float64) does.
+ * Reference for the 8- and 16-bit floats: ml_dtypes
+ * (https://github.com/jax-ml/ml_dtypes) and the OCP 8-bit float spec. */
+na_class_t na_decode1(na_dtype_t dt, na_endian_t e, const void *p, double *value);
+
+/* ------------------------------------------------------------------ */
+/* Tensor views                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Read callback: make bytes [off, off+len) of the tensor's data stream
+ * readable and set *ptr to them. The pointer stays valid until the next
+ * call on the same source or until the source is closed. The engine asks
+ * for windows in increasing order of off, restarting at 0 for a second
+ * pass; len is a multiple of the tensor's elem_stride and at most
+ * na_scan_opts_t.window_bytes. Returns NA_OK, or an error with err filled
+ * ("data truncated: ...", "read error: ..."). */
+typedef na_status_t (*na_read_fn)(void *ctx, uint64_t off, size_t len,
+                                  const uint8_t **ptr, na_err_t *err);
+
+typedef struct na_source {
+    na_read_fn read;
+    void *ctx;
+} na_source_t;
+
+#define NA_MAX_NDIM 64
+
+typedef struct na_tensor {
+    const char *name;     /* as stored; may hold any bytes but NUL */
+    na_dtype_t dtype;     /* decoded element type (F32 for C64 parts) */
+    na_dtype_t stored;    /* dtype as stored (C64 for NAME.real) */
+    na_endian_t byte_order;
+    int ndim;             /* 0 for a scalar; <= NA_MAX_NDIM */
+    uint64_t shape[NA_MAX_NDIM];
+    uint64_t elements;    /* product of shape (1 for a scalar) */
+    /* Layout of the data stream: element i's first byte is at
+     * i * elem_stride + elem_offset (bytes). Plain tensors: stride =
+     * element size, offset 0. C64 parts: stride 8, offset 0 or 4. */
+    uint32_t elem_stride;
+    uint32_t elem_offset;
+    na_source_t src;
+} na_tensor_t;
+
+/* Row-major (C-order) multi-index of flat index `flat` in `shape`
+ * (idx gets ndim entries). */
+void na_unravel(uint64_t flat, int ndim, const uint64_t *shape, uint64_t *idx);
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Partial statistics, mergeable. Over finite values only, in double.
+ * m2 = sum of squared deviations from mean (Welford/Chan). */
+typedef struct na_stats {
+    uint64_t elements, nan, pos_inf, neg_inf, zeros, subnormal, finite;
+    double min, max, abs_max; /* meaningful only when finite > 0 */
+    double mean, m2;
+} na_stats_t;
+
+void na_stats_init(na_stats_t *s);
+/* a <- a merged with b, Chan, Golub & LeVeque (1979) pairwise update:
+ *   d = mean_b - mean_a; n = n_a + n_b;
+ *   mean = mean_a + d * n_b / n; m2 = m2_a + m2_b + d^2 * n_a * n_b / n.
+ * Not commutative in rounding: callers merge in index order. */
+void na_stats_merge(na_stats_t *a, const na_stats_t *b);
+/* Population std (ddof = 0): sqrt(m2 / finite); exactly 0 when
+ * max == min; NaN when finite == 0. */
+double na_stats_std(const na_stats_t *s);
+
+/* ------------------------------------------------------------------ */
+/* Scanning                                                            */
+/* ------------------------------------------------------------------ */
+
+#define NA_DEFAULT_ZSCORE 6.0
+#define NA_DEFAULT_MAX_LOCATIONS 5
+#define NA_DEFAULT_WINDOW_BYTES (64u << 20)
+
+typedef struct na_scan_opts {
+    int threads;          /* OpenMP threads; 0 = omp_get_max_threads() */
+    double zscore;        /* K for |x - mean| > K*std; <= 0 disables */
+    size_t max_locations; /* N first locations kept per kind */
+    size_t window_bytes;  /* max bytes per source read (>= 1 MiB) */
+    /* Optional progress callback, called from the calling thread with
+     * the number of bytes processed since the last call. */
+    void (*progress)(void *ud, uint64_t bytes);
+    void *progress_ud;
+} na_scan_opts_t;
+
+void na_scan_opts_init(na_scan_opts_t *o); /* the defaults above */
+
+typedef struct na_result {
+    na_stats_t st;
+    double std;           /* na_stats_std(&st) */
+    int outliers_checked; /* 1 when the z-score test ran (K > 0) */
+    double threshold;     /* K */
+    int pass2;            /* 1 when a second pass over data was needed */
+    uint64_t outliers;    /* count of finite x with |x-mean| > K*std */
+    /* First max_locations flat row-major indices, ascending. inf_locs
+     * holds +Inf and -Inf together. Owned; freed by na_result_free. */
+    size_t n_nan_locs, n_inf_locs, n_out_locs;
+    uint64_t *nan_locs, *inf_locs, *out_locs;
+} na_result_t;
+
+/* Scan one tensor: pass 1 (statistics, NaN/Inf locations) and, when
+ * K > 0 and pass 1 shows values beyond mean +- K*std, pass 2 (outlier
+ * count and locations). Memory: window_bytes of source data plus O(threads
+ * + blocks/window) state, whatever the tensor size. Identical results
+ * for any thread count. Errors: those of the source, NA_E_UNSUPPORTED for
+ * a dtype that cannot be decoded, NA_E_NOMEM. */
+na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o,
+                           na_result_t *r, na_err_t *err);
+void na_result_free(na_result_t *r); /* frees the location arrays */
+
+/* ------------------------------------------------------------------ */
+/* Findings and policy                                                 */
+/* ------------------------------------------------------------------ */
+typedef enum na_kind {
+    NA_K_NAN = 0,
+    NA_K_POS_INF,
+    NA_K_NEG_INF,
+    NA_K_OUTLIERS,
+    NA_K_SUBNORMAL,
+    NA_K_ZERO_TENSOR,
+    NA_K_RANGE,
+    NA_K_MAX_ABS,
+    NA_K_CAST_OVERFLOW,
+    NA_K_CAST_UNDERFLOW,
+    NA_K_NEGATIVE,
+    NA_K_COUNT
+} na_kind_t;
+
+#define NA_KIND_BIT(k) (1u << (k))
+#define NA_DEFAULT_FAIL_MASK \
+    (NA_KIND_BIT(NA_K_NAN) | NA_KIND_BIT(NA_K_POS_INF) | NA_KIND_BIT(NA_K_NEG_INF))
+
+const char *na_kind_name(na_kind_t k); /* "nan", "pos_inf", ... */
+
+/* Parse a --fail-on list: comma-separated kind names, '-' accepted for
+ * '_', "inf" = pos_inf + neg_inf, "none" = empty. Sets *mask.
+ * NA_E_USAGE with err naming the bad word otherwise. */
+na_status_t na_parse_fail_on(const char *list, uint32_t *mask, na_err_t *err);
+
+typedef struct na_finding {
+    na_kind_t kind;
+    uint64_t count;
+    int fails;        /* kind is in the policy's fail mask */
+    char message[200];
+} na_finding_t;
+
+/* Findings of one scanned tensor: nan, pos_inf, neg_inf, outliers,
+ * subnormal (count > 0 each), zero_tensor (elements > 0, all zero).
+ * Writes at most cap entries to out, returns how many there are. */
+size_t na_findings(const na_tensor_t *t, const na_result_t *r,
+                   uint32_t fail_mask, na_finding_t *out, size_t cap);
+
+/* ------------------------------------------------------------------ */
+/* Reports                                                             */
+/* ------------------------------------------------------------------ */
+typedef enum na_tstatus { NA_TS_OK = 0, NA_TS_ERROR, NA_TS_SKIPPED } na_tstatus_t;
+
+typedef struct na_tensor_report {
+    char *name;
+    na_tstatus_t status;
+    char *reason;          /* NULL when ok */
+    na_dtype_t dtype;      /* decoded dtype */
+    na_dtype_t stored;     /* stored dtype */
+    na_endian_t byte_order;
+    int ndim;
+    uint64_t shape[NA_MAX_NDIM];
+    uint64_t elements;
+    int scanned;           /* res is valid */
+    na_result_t res;
+    size_t n_findings;
+    na_finding_t *findings;
+} na_tensor_report_t;
+
+typedef struct na_file_report {
+    char *path;            /* as given / found */
+    const char *format;    /* "safetensors", "raw", "index", ...; static */
+    int ok;                /* 0 when the file had an error */
+    char *error;           /* one line, NULL when ok */
+    size_t n_notes;
+    char **notes;
+    size_t n_tensors, cap_tensors;
+    na_tensor_report_t *tensors;
+} na_file_report_t;
+
+typedef struct na_summary {
+    uint64_t files, tensors, elements, nan, pos_inf, neg_inf, outliers, errors;
+    int failed;    /* some finding violates the policy */
+    int exit_code; /* set by the CLI before writing */
+} na_summary_t;
+
+typedef struct na_report {
+    const char *device;    /* "cpu" */
+    double zscore;
+    size_t max_locations;
+    uint32_t fail_mask;
+    size_t n_files, cap_files;
+    na_file_report_t *files;
+    na_summary_t summary;
+} na_report_t;
+
+/* Building a report (all strings copied). NULL on out of memory. */
+na_report_t *na_report_new(void);
+void na_report_free(na_report_t *r);
+na_file_report_t *na_report_add_file(na_report_t *r, const char *path, const char *format);
+na_status_t na_file_report_set_error(na_file_report_t *f, const char *msg);
+na_status_t na_file_report_add_note(na_file_report_t *f, const char *note);
+/* Adds a tensor entry copying name/dtype/shape from t (t may be NULL for
+ * entries with only a name); res is moved in when non-NULL (ownership of
+ * its arrays passes to the report). */
+na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *name,
+                                              const na_tensor_t *t);
+/* Fills summary counts (not exit_code) from the entries. */
+void na_report_summarize(na_report_t *r);
+
+/* JSON report (schema documented in docs/json-schema.md), one object,
+ * newline-terminated. Returns NA_E_WRITE when the stream fails. */
+na_status_t na_report_write_json(const na_report_t *r, FILE *out);
+
+/* Text report for people. */
+typedef struct na_text_opts {
+    int color; /* ANSI colour */
+    int quiet; /* only findings, errors and the summary */
+} na_text_opts_t;
+na_status_t na_report_write_text(const na_report_t *r, const na_text_opts_t *o, FILE *out);
+
+/* Escape bytes for a terminal: control characters (C0, DEL, C1 as
+ * UTF-8), backslash and invalid UTF-8 become \xHH / \n / \t / \\; valid
+ * printable UTF-8 is kept. Writes at most cap-1 bytes plus NUL; returns
+ * the length the full escape needs (like snprintf). */
+size_t na_escape_text(const char *s, char *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NANAUDIT_H */

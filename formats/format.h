@@ -47,14 +47,23 @@ typedef struct na_open_opts {
     int raw_ndim;              /* -1: 1-D from the size */
     uint64_t raw_shape[NA_MAX_NDIM];
     size_t window_bytes;       /* mapping window, default NA_DEFAULT_WINDOW_BYTES */
+    /* raw: bytes of data after raw_offset (--length); NA_RAW_TO_EOF (the
+     * default) = up to the end of the (inflated) file. Lets a user skip a
+     * trailer, e.g. the 4-byte end marker of a Fortran record. */
+    uint64_t raw_length;
 } na_open_opts_t;
+#define NA_RAW_TO_EOF UINT64_MAX
 
 void na_open_opts_init(na_open_opts_t *o);
 
 /* An opened input file with a list of tensors. */
 typedef struct na_input na_input_t;
 
-/* The per-format table. */
+/* The per-format table.
+ * open: fd is an open read-only descriptor of path; ownership passes to
+ * open in every case (it is closed on error, and by close() otherwise).
+ * On success *out is a fully set na_input_t: v, format, path (the
+ * format's own copy, freed by close) and file_size are filled in. */
 typedef struct na_format {
     const char *name; /* "safetensors", "raw" */
     na_status_t (*open)(const char *path, int fd, const na_open_opts_t *o,
@@ -64,11 +73,47 @@ typedef struct na_format {
 extern const na_format_t na_format_safetensors;
 extern const na_format_t na_format_raw;
 
+/* safetensors only (safetensors.c), for checking a shard against its
+ * index: the stored tensor names in storage order, one per stored tensor
+ * (a C64 tensor once, without .real/.imag), and the bytes of tensor
+ * data (the sum of end - begin). For an input of another format: 0 and
+ * *names = NULL. The names stay valid until the input is closed. */
+size_t na_safetensors_stored_names(const na_input_t *in, const char *const **names);
+uint64_t na_safetensors_data_bytes(const na_input_t *in);
+
 /* Sniff the first bytes of a file (head, n bytes, n may be < 64) of total
  * size `size`. Never reads beyond n. */
 na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size);
 /* A short description for messages: "Git LFS pointer", "zip archive". */
 const char *na_kind_of_file_str(na_kind_of_file_t k);
+
+/* What na_probe_path learned about a file. */
+typedef struct na_probe {
+    na_kind_of_file_t kind; /* JSON is refined to NA_FILE_INDEX here */
+    uint64_t size;          /* file size in bytes */
+    uint64_t dev, ino;      /* st_dev / st_ino, to find a file seen twice */
+    uint64_t lfs_size;      /* Git LFS pointer: its "size N"; UINT64_MAX if none */
+} na_probe_t;
+
+/* Probe one path: stat() following symlinks; refuse anything but a
+ * regular file without opening it (a FIFO would block: "not a regular
+ * file (FIFO)"); open O_RDONLY|O_NONBLOCK; sniff the first 4 KiB plus the
+ * HDF5 signature at 512, 1024, 2048, ... (HDF5 spec, "Format Signature");
+ * parse a JSON file (jansson, duplicate keys rejected) to tell an HF
+ * index (an object with "weight_map") from other JSON. With raw_mode,
+ * any non-empty regular file is NA_FILE_RAW (no sniffing).
+ * On NA_OK *p is filled and, when fd_out is not NULL, *fd_out is the open
+ * descriptor (the caller owns it); otherwise it is closed.
+ * Errors (err gets strerror's text, one line): NA_E_NOTFOUND (ENOENT,
+ * ENOTDIR), NA_E_IO (permission, ELOOP "Too many levels of symbolic
+ * links", not a regular file, read error), NA_E_NOMEM. */
+na_status_t na_probe_path(const char *path, int raw_mode, na_probe_t *p, int *fd_out,
+                          na_err_t *err);
+/* Whether a probed file can be audited: NA_OK for safetensors, an index
+ * and raw; otherwise the one-line message of issue 2 section 3 for its
+ * kind, with NA_E_UNSUPPORTED (LFS pointer, zip, HDF5, netCDF-3, gzip
+ * without --dtype, plain JSON) or NA_E_FORMAT (empty, unrecognised). */
+na_status_t na_probe_check(const na_probe_t *p, na_err_t *err);
 
 /* Open a file by content: sniffs, then dispatches to the format; gives
  * the messages of the issue for LFS pointers, zip, HDF5 without HDF5,
@@ -113,12 +158,16 @@ struct na_input {
 /* Windowed read-only mapping of a file (mapfile.c).                    */
 /* ------------------------------------------------------------------ */
 typedef struct na_map na_map_t;
-/* Wraps an open fd (the map takes ownership and closes it). */
+/* Wraps an open fd (the map takes ownership and closes it, also when
+ * na_map_open fails). window_bytes > 0: the most bytes one window maps
+ * (plus the sub-page slack before an unaligned offset). */
 na_status_t na_map_open(int fd, uint64_t file_size, size_t window_bytes,
                         na_map_t **out, na_err_t *err);
 /* Pointer to bytes [off, off+len) of the file, valid until the next call;
- * maps a page-aligned window (MADV_SEQUENTIAL). len <= window_bytes.
- * NA_E_IO when the range is past the end of the file. */
+ * maps a page-aligned window (MADV_SEQUENTIAL). len <= window_bytes
+ * (a larger len gets a window of its own size). len 0 gives a valid
+ * pointer to nothing. NA_E_IO when the range is past the end of the
+ * file, or the file shrank since it was opened. */
 na_status_t na_map_get(na_map_t *m, uint64_t off, size_t len, const uint8_t **ptr,
                        na_err_t *err);
 /* Read small ranges (headers) by pread into buf. */
@@ -130,19 +179,27 @@ void na_map_close(na_map_t *m);
 /* ------------------------------------------------------------------ */
 typedef struct na_index na_index_t;
 /* Parse an index file (strict JSON via jansson). Shard paths are
- * resolved relative to the index's directory. */
+ * resolved relative to the index's directory; a shard path that is
+ * absolute or has a ".." component is refused (NA_E_FORMAT), so an index
+ * cannot make us read files outside its directory. Missing index:
+ * NA_E_NOTFOUND. */
 na_status_t na_index_load(const char *path, na_index_t **out, na_err_t *err);
 size_t na_index_shard_count(const na_index_t *ix);
 const char *na_index_shard_path(const na_index_t *ix, size_t i); /* sorted, unique */
 /* Check the tensors that shard i actually holds against the weight_map:
- * names is the list of tensor names of the opened shard. Returns
- * NA_E_FORMAT with a message naming the first offending tensor (in index
- * but not in shard; in shard but not in index). Also accumulates bytes
- * for the total_size check. */
+ * names is the list of tensor names of the opened shard (as stored: use
+ * na_safetensors_stored_names, so a C64 tensor is one name), data_bytes
+ * its tensor data bytes (na_safetensors_data_bytes). Returns
+ * NA_E_FORMAT with a message naming the first offending tensor and the
+ * shards (in index but not in shard; in shard but not in index; in two
+ * shards) and how many more problems there are. Also accumulates bytes
+ * for the total_size check. A shard checked twice counts once. */
 na_status_t na_index_check_shard(na_index_t *ix, size_t i, const char *const *names,
                                  size_t n, uint64_t data_bytes, na_err_t *err);
-/* After all shards: metadata.total_size (when present) equals the sum
- * of data bytes; every tensor of the weight_map was seen exactly once. */
+/* After all shards: every shard was checked (a missing file gives
+ * NA_E_NOTFOUND "missing shard file 'X'", an unchecked one NA_E_FORMAT);
+ * metadata.total_size (when present) equals the sum of tensor data bytes
+ * (HF's meaning: numel x element size, not file sizes). */
 na_status_t na_index_finish(na_index_t *ix, na_err_t *err);
 void na_index_free(na_index_t *ix);
 
@@ -168,6 +225,25 @@ typedef struct na_walk {
     char **index_paths;
     char **index_errors;     /* per index: NULL or a load error */
 } na_walk_t;
+
+/* Items, in order: every argument (a file) or every file found under a
+ * directory argument, sorted by strcmp per directory. For each item the
+ * CLI does exactly one of:
+ *  - error != NULL: report the file as an error (exit 3);
+ *  - skip_reason != NULL: list it as skipped (not data, or the same file
+ *    as an earlier item);
+ *  - kind == NA_FILE_INDEX: the index itself, indexes[index_id] (NULL
+ *    when it failed to load: then error is set); call na_index_finish
+ *    after its shards;
+ *  - otherwise: na_input_open(path) and audit; when from_index, check it
+ *    with na_index_check_shard(indexes[index_id], shard_no, ...).
+ * A shard found in the directory before its index is the same item,
+ * marked from_index when the index is read. A run whose items are all
+ * skipped audited nothing: the CLI exits 3 (DESIGN.md).
+ * na_walk returns NA_OK, or NA_E_NOMEM (then *w is empty); a problem with
+ * one path (missing, FIFO, symlink loop, unreadable) is that item's
+ * error, never the walk's. With raw_mode no file is sniffed and no index
+ * is expanded: every non-empty regular file is an NA_FILE_RAW item. */
 
 /* Expand arguments: a file is taken as is; a directory is walked
  * recursively in sorted order following symlinks (hidden entries

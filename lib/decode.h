@@ -43,7 +43,11 @@ NA_HD float na_bf16_to_f32(uint16_t b) { return na_bits_to_f32((uint32_t)b << 16
 /* binary16 -> binary32, exact. Normal numbers rebias the exponent
  * (+112 << 23); Inf/NaN (exponent 31) get exponent 255; subnormals
  * (exponent 0) are scaled: value = fraction * 2^-24, computed exactly as
- * (float)(2^23 + 2^13*... ) via the magic-number subtraction below. */
+ * (float)fraction * 2^-24 (fraction < 2^10 converts exactly, and the
+ * product, >= 2^-24, is a normal binary32, so the multiply is exact).
+ * The three candidates are computed unconditionally and selected, so the
+ * function stays branch-free and vectorises. Verified for all 65536 codes
+ * against numpy by tests/unit/test_dtype.c. */
 NA_HD float na_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
@@ -51,8 +55,7 @@ NA_HD float na_f16_to_f32(uint16_t h)
     uint32_t exp = em >> 10;
     uint32_t normal = (em << 13) + (112u << 23);   /* rebias 15 -> 127 */
     uint32_t infnan = (em << 13) | 0x7f800000u;     /* exponent 31 -> 255 */
-    /* subnormal or zero: fraction * 2^-24 = (2^23 + 2^13 f)*2^-? trick:
-     * as_float(f | 0x3f000000... ) is avoided; use an exact int->float. */
+    /* subnormal or zero: fraction * 2^-24 (exact, see above) */
     float sub = (float)(em & 0x3ffu) * 5.9604644775390625e-08f; /* 2^-24 */
     uint32_t subbits = na_f32_to_bits(sub);
     uint32_t r = exp == 0 ? subbits : (exp == 31 ? infnan : normal);

@@ -62,6 +62,9 @@ typedef struct na_err {
 
 /* printf-style setter; truncates to NA_ERR_LEN-1 bytes and replaces any
  * control character with '?' so a message stays one line. err may be NULL.
+ * "Control character" covers C0, DEL, C1 (U+0080..U+009F) and every byte
+ * that is not well-formed UTF-8 (a raw 0x9B is CSI to a non-UTF-8
+ * terminal); each such byte becomes one '?'.
  * Returns st, so `return na_err_set(err, NA_E_FORMAT, "...")` works. */
 na_status_t na_err_set(na_err_t *err, na_status_t st, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -112,7 +115,9 @@ na_dtype_t na_dtype_from_name(const char *name, size_t len);
 unsigned na_dtype_bits(na_dtype_t dt);
 /* 1 when the engine can decode the dtype (all but F4, F6_*, INVALID). */
 int na_dtype_supported(na_dtype_t dt);
-/* 1 for floating types that can hold NaN (F*, BF16, F8_*). */
+/* 1 for floating types that can hold NaN (F*, BF16, F8_*): F16 BF16 F32
+ * F64 F8_* C64 F80; 0 for F4 and F6_* ("fn" types without NaN), integers,
+ * BOOL and INVALID. */
 int na_dtype_is_float(na_dtype_t dt);
 
 /* Classification of one decoded element. */
@@ -130,7 +135,13 @@ typedef enum na_class {
  * +-Inf. Exact for every supported dtype except I64/U64 magnitudes above
  * 2^53, which round to nearest as numpy's astype(float64) does.
  * Reference for the 8- and 16-bit floats: ml_dtypes
- * (https://github.com/jax-ml/ml_dtypes) and the OCP 8-bit float spec. */
+ * (https://github.com/jax-ml/ml_dtypes) and the OCP 8-bit float spec.
+ * Also: BOOL is 1.0 for any nonzero byte (as numpy reads it); C64 decodes
+ * the F32 at p (the real part; pass p + 4 for the imaginary part); F80
+ * (10 bytes at p) rounds to nearest-even, is classified by the F80 value
+ * itself, and a finite F80 beyond double range gives +-DBL_MAX (a finite
+ * class always comes with a finite value); dtypes that na_dtype_supported
+ * rejects give NA_CL_NAN, so nothing undecodable can look clean. */
 na_class_t na_decode1(na_dtype_t dt, na_endian_t e, const void *p, double *value);
 
 /* ------------------------------------------------------------------ */
@@ -228,13 +239,20 @@ typedef struct na_result {
      * holds +Inf and -Inf together. Owned; freed by na_result_free. */
     size_t n_nan_locs, n_inf_locs, n_out_locs;
     uint64_t *nan_locs, *inf_locs, *out_locs;
+    /* Flat index of the first +Inf and of the first -Inf (UINT64_MAX when
+     * there is none or max_locations is 0), for the findings' messages. */
+    uint64_t first_pos_inf, first_neg_inf;
 } na_result_t;
 
 /* Scan one tensor: pass 1 (statistics, NaN/Inf locations) and, when
  * K > 0 and pass 1 shows values beyond mean +- K*std, pass 2 (outlier
  * count and locations). Memory: window_bytes of source data plus O(threads
- * + blocks/window) state, whatever the tensor size. Identical results
- * for any thread count. Errors: those of the source, NA_E_UNSUPPORTED for
+ * + blocks/window) state, plus 16 bytes per block of 16 Ki elements for
+ * the per-block min/max that let pass 2 skip blocks (capped at 16 MiB).
+ * Pass 2 reads only the windows that can hold an outlier: its offsets
+ * increase but its first read is not necessarily at 0. The progress
+ * callback counts pass-1 bytes only (its total is the tensor's bytes).
+ * Identical results for any thread count. Errors: those of the source, NA_E_UNSUPPORTED for
  * a dtype that cannot be decoded, NA_E_NOMEM. */
 na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o,
                            na_result_t *r, na_err_t *err);
@@ -328,6 +346,11 @@ typedef struct na_report {
     size_t n_files, cap_files;
     na_file_report_t *files;
     na_summary_t summary;
+    /* Files a directory walk passed over as not data (config.json,
+     * README): JSON top-level "skipped" [{path, reason}]. Not errors. */
+    size_t n_skipped, cap_skipped;
+    char **skipped_paths;
+    char **skipped_reasons;
 } na_report_t;
 
 /* Building a report (all strings copied). NULL on out of memory. */
@@ -337,10 +360,20 @@ na_file_report_t *na_report_add_file(na_report_t *r, const char *path, const cha
 na_status_t na_file_report_set_error(na_file_report_t *f, const char *msg);
 na_status_t na_file_report_add_note(na_file_report_t *f, const char *note);
 /* Adds a tensor entry copying name/dtype/shape from t (t may be NULL for
- * entries with only a name); res is moved in when non-NULL (ownership of
- * its arrays passes to the report). */
+ * entries with only a name); a scan result is moved in afterwards with
+ * na_tensor_report_set_result (ownership of its arrays passes to the
+ * report). The pointer is valid until the next add on f. */
 na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *name,
                                               const na_tensor_t *t);
+/* Set an entry's status and reason (copied; reason may be NULL). */
+na_status_t na_tensor_report_set_status(na_tensor_report_t *e, na_tstatus_t st,
+                                        const char *reason);
+/* Move a scan result into the entry (res's arrays now belong to the
+ * report; *res is zeroed) and copy n findings. Sets scanned = 1. */
+na_status_t na_tensor_report_set_result(na_tensor_report_t *e, na_result_t *res,
+                                        const na_finding_t *findings, size_t n);
+/* List a file a directory walk skipped as not data (strings copied). */
+na_status_t na_report_add_skipped(na_report_t *r, const char *path, const char *reason);
 /* Fills summary counts (not exit_code) from the entries. */
 void na_report_summarize(na_report_t *r);
 
@@ -360,6 +393,13 @@ na_status_t na_report_write_text(const na_report_t *r, const na_text_opts_t *o, 
  * printable UTF-8 is kept. Writes at most cap-1 bytes plus NUL; returns
  * the length the full escape needs (like snprintf). */
 size_t na_escape_text(const char *s, char *out, size_t cap);
+
+/* Length in bytes (1..4) of the well-formed UTF-8 sequence at s, of which
+ * n bytes are readable; 0 when the bytes there are not well-formed UTF-8
+ * (stray continuation byte, overlong form, surrogate, above U+10FFFF, or
+ * cut short by n). ASCII bytes, controls included, give 1. Rules: RFC 3629
+ * section 4 / Unicode Table 3-7. */
+size_t na_utf8_seq_len(const void *s, size_t n);
 
 #ifdef __cplusplus
 }

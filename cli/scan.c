@@ -1,0 +1,307 @@
+/*
+ * scan.c - `nanaudit scan`: expand the arguments (na_walk), open each
+ * file by content (na_input_open), scan each tensor (na_scan_tensor),
+ * turn results into findings under the --fail-on policy (na_findings),
+ * check sharded checkpoints against their index, and write the reports.
+ *
+ * Every file is audited even when another fails (DESIGN.md: "the others
+ * are still audited"); the exit code is the highest of all outcomes.
+ * Each file is closed as soon as it is scanned, so memory is one file's
+ * header plus the report entries, whatever the number of files.
+ */
+#include "cli.h"
+
+#include <errno.h>    /* errno */
+#include <stdlib.h>   /* malloc, free */
+#include <string.h>   /* strcmp, strerror, strlen */
+#include <sys/stat.h> /* stat */
+#include <unistd.h>   /* isatty */
+
+typedef struct scan_run {
+    const cli_opts_t *o;
+    na_report_t *rep;
+    na_walk_t walk;
+    size_t *index_entry;   /* report file slot of each index in walk */
+    na_scan_opts_t so;
+    cli_progress_t prog;
+    int exit_code;
+    size_t audited;        /* data files opened successfully */
+} scan_run_t;
+
+/* Record a problem of status st with the file entry slot `slot`. */
+static void file_error(scan_run_t *s, size_t slot, na_status_t st, const char *msg)
+{
+    na_file_report_t *f = &s->rep->files[slot];
+    cli_error(f->path, "%s", msg);
+    if (f->ok && na_file_report_set_error(f, msg) != NA_OK)
+        st = NA_E_NOMEM;
+    s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(st));
+}
+
+/* Format name for a file that did not open: its sniffed content
+ * ("zip archive", "Git LFS pointer"), or null when nothing is known. */
+static const char *sniffed(na_kind_of_file_t k)
+{
+    return k == NA_FILE_UNKNOWN ? NULL : na_kind_of_file_str(k);
+}
+
+/* A file entry for a path that could not be opened at all. */
+static void unopened(scan_run_t *s, const char *path, const char *format,
+                     na_status_t st, const char *msg)
+{
+    if (!na_report_add_file(s->rep, path, format)) {
+        s->exit_code = cli_exit_merge(s->exit_code, 4);
+        cli_error(path, "out of memory");
+        return;
+    }
+    file_error(s, s->rep->n_files - 1, st, msg);
+}
+
+/* Scan entry i of `in` into file slot `slot`. */
+static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
+{
+    na_tensor_t t;
+    na_err_t err = {{0}};
+    na_result_t res;
+    na_finding_t fnd[NA_K_COUNT];
+    memset(&t, 0, sizeof t);
+    memset(&res, 0, sizeof res);
+    na_status_t st = na_input_tensor(in, i, &t, &err);
+    na_file_report_t *f = &s->rep->files[slot];
+    na_tensor_report_t *e = na_file_report_add_tensor(f, t.name ? t.name : "?", &t);
+    if (!e) {
+        st = NA_E_NOMEM;
+        snprintf(err.msg, sizeof err.msg, "out of memory");
+    } else if (st == NA_OK) {
+        st = na_scan_tensor(&t, &s->so, &res, &err);
+        if (st == NA_OK) {
+            size_t n = na_findings(&t, &res, s->o->fail_mask, fnd, NA_K_COUNT);
+            n = n > NA_K_COUNT ? NA_K_COUNT : n;
+            for (size_t k = 0; k < n; k++)
+                if (fnd[k].fails)
+                    s->exit_code = cli_exit_merge(s->exit_code, 1);
+            st = na_tensor_report_set_result(e, &res, fnd, n);
+        }
+        na_result_free(&res);
+    }
+    if (st != NA_OK) {
+        if (!err.msg[0])
+            snprintf(err.msg, sizeof err.msg, "%s", na_status_str(st));
+        cli_error(f->path, "%s", err.msg);
+        if (e)
+            na_tensor_report_set_status(e, NA_TS_ERROR, err.msg);
+        s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(st));
+    }
+}
+
+/* The report slot of index k, created at its first mention (its own
+ * walk item, or a shard the walk reached before the index): format
+ * "index", with the load error when it did not parse. SIZE_MAX on out of
+ * memory. */
+static size_t index_slot(scan_run_t *s, size_t k)
+{
+    if (s->index_entry[k] != SIZE_MAX)
+        return s->index_entry[k];
+    if (!na_report_add_file(s->rep, s->walk.index_paths[k], "index")) {
+        s->exit_code = cli_exit_merge(s->exit_code, 4);
+        return SIZE_MAX;
+    }
+    s->index_entry[k] = s->rep->n_files - 1;
+    if (s->walk.index_errors && s->walk.index_errors[k])
+        file_error(s, s->index_entry[k], NA_E_FORMAT, s->walk.index_errors[k]);
+    return s->index_entry[k];
+}
+
+/* Names of the opened shard as the index knows them: a C64 tensor is
+ * listed as NAME.real + NAME.imag, the index holds NAME once. */
+static void shard_check(scan_run_t *s, const na_walk_item_t *it, na_input_t *in)
+{
+    size_t n = na_input_count(in), k = 0;
+    uint64_t bytes = 0;
+    char **names = calloc(n + 1, sizeof *names);
+    na_err_t err = {{0}};
+    na_status_t st = names ? NA_OK : NA_E_NOMEM;
+    for (size_t i = 0; st == NA_OK && i < n; i++) {
+        na_tensor_t t;
+        na_err_t e2;
+        memset(&t, 0, sizeof t);
+        na_input_tensor(in, i, &t, &e2);
+        const char *nm = t.name ? t.name : "";
+        size_t len = strlen(nm);
+        bytes += na_input_tensor_bytes(in, i); /* each C64 part: its half */
+        if (t.stored == NA_DT_C64 && len >= 5 && !strcmp(nm + len - 5, ".imag"))
+            continue; /* the .real entry stands for both */
+        if (t.stored == NA_DT_C64 && len >= 5 && !strcmp(nm + len - 5, ".real"))
+            len -= 5;
+        if (!(names[k] = malloc(len + 1)))
+            st = NA_E_NOMEM;
+        else {
+            memcpy(names[k], nm, len);
+            names[k++][len] = '\0';
+        }
+    }
+    if (st == NA_OK)
+        st = na_index_check_shard(s->walk.indexes[it->index_id], it->shard_no,
+                                  (const char *const *)names, k, bytes, &err);
+    size_t slot = st == NA_OK ? SIZE_MAX : index_slot(s, it->index_id);
+    if (slot != SIZE_MAX)
+        file_error(s, slot, st, err.msg[0] ? err.msg : na_status_str(st));
+    for (size_t i = 0; names && i < k; i++)
+        free(names[i]);
+    free(names);
+}
+
+static void scan_file(scan_run_t *s, const na_walk_item_t *it)
+{
+    na_input_t *in = NULL;
+    na_err_t err = {{0}};
+    na_status_t st = na_input_open(it->path, &s->o->open, &in, &err);
+    if (st != NA_OK) {
+        unopened(s, it->path, sniffed(it->kind), st,
+                 err.msg[0] ? err.msg : na_status_str(st));
+        return; /* the index reports the missing tensors at na_index_finish */
+    }
+    s->audited++;
+    if (!na_report_add_file(s->rep, it->path, na_input_format(in))) {
+        s->exit_code = cli_exit_merge(s->exit_code, 4);
+        na_input_close(in);
+        return;
+    }
+    size_t slot = s->rep->n_files - 1, n = na_input_count(in);
+    for (size_t i = 0; i < n; i++)
+        scan_one(s, in, slot, i);
+    if (it->from_index)
+        shard_check(s, it, in);
+    na_input_close(in);
+}
+
+static int alloc_indexes(scan_run_t *s)
+{
+    s->index_entry = malloc((s->walk.n_indexes + 1) * sizeof *s->index_entry);
+    if (!s->index_entry)
+        return -1;
+    for (size_t i = 0; i < s->walk.n_indexes; i++)
+        s->index_entry[i] = SIZE_MAX;
+    return 0;
+}
+
+static void finish_indexes(scan_run_t *s)
+{
+    for (size_t i = 0; i < s->walk.n_indexes; i++) {
+        na_err_t err = {{0}};
+        if (!s->walk.indexes[i] || s->index_entry[i] == SIZE_MAX ||
+            !s->rep->files[s->index_entry[i]].ok)
+            continue;
+        na_status_t st = na_index_finish(s->walk.indexes[i], &err);
+        if (st != NA_OK)
+            file_error(s, s->index_entry[i], st, err.msg[0] ? err.msg : na_status_str(st));
+    }
+}
+
+/* Sum of file sizes, for the progress line's total and ETA. */
+static uint64_t total_bytes(const na_walk_t *w)
+{
+    uint64_t sum = 0;
+    struct stat sb;
+    for (size_t i = 0; i < w->n; i++)
+        if (!w->items[i].skip_reason && !w->items[i].error && !stat(w->items[i].path, &sb))
+            sum += (uint64_t)sb.st_size;
+    return sum;
+}
+
+static void audit_all(scan_run_t *s)
+{
+    for (size_t i = 0; i < s->walk.n; i++) {
+        const na_walk_item_t *it = &s->walk.items[i];
+        if (it->kind == NA_FILE_INDEX) {
+            index_slot(s, it->index_id); /* the index's own entry */
+        } else if (it->skip_reason) {
+            if (na_report_add_skipped(s->rep, it->path, it->skip_reason) != NA_OK)
+                s->exit_code = cli_exit_merge(s->exit_code, 4);
+        } else if (it->error) {
+            unopened(s, it->path, sniffed(it->kind), NA_E_IO, it->error);
+        } else {
+            scan_file(s, it);
+        }
+    }
+    finish_indexes(s);
+    if (s->audited == 0 && s->exit_code < 3) {
+        cli_error(NULL, "nothing to audit: no supported data file in the input");
+        s->exit_code = cli_exit_merge(s->exit_code, 3);
+    }
+}
+
+static int use_color(const cli_opts_t *o)
+{
+    const char *nc = getenv("NO_COLOR"); /* https://no-color.org */
+    if (o->color != CLI_AUTO)
+        return o->color == CLI_ON;
+    return isatty(1) && !(nc && *nc);
+}
+
+/* --report FILE: written first so a failure shows in every report. */
+static void write_outputs(scan_run_t *s)
+{
+    na_report_t *r = s->rep;
+    if (s->o->report) {
+        r->summary.exit_code = s->exit_code;
+        FILE *fp = fopen(s->o->report, "w");
+        na_status_t st = fp ? na_report_write_json(r, fp) : NA_E_WRITE;
+        int e = fp ? (st == NA_OK && fclose(fp) == 0 ? 0 : errno) : errno;
+        if (fp && st != NA_OK)
+            fclose(fp);
+        if (st != NA_OK || e) {
+            cli_error(s->o->report, "cannot write report: %s", e ? strerror(e) : na_status_str(st));
+            s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(
+                                                            st == NA_E_NOMEM ? st : NA_E_WRITE));
+        }
+    }
+    r->summary.exit_code = s->exit_code;
+    na_text_opts_t to = {use_color(s->o), s->o->quiet};
+    na_status_t st = s->o->json ? na_report_write_json(r, stdout)
+                                : na_report_write_text(r, &to, stdout);
+    if (st != NA_OK) {
+        cli_error(NULL, "cannot write the report to standard output: %s", na_status_str(st));
+        s->exit_code = cli_exit_merge(s->exit_code, 4);
+    }
+}
+
+int cli_scan(const cli_opts_t *o)
+{
+    scan_run_t s;
+    na_err_t err = {{0}};
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    if (!(s.rep = na_report_new())) {
+        cli_error(NULL, "out of memory");
+        return 4;
+    }
+    s.rep->zscore = o->zscore;
+    s.rep->max_locations = o->max_locations;
+    s.rep->fail_mask = o->fail_mask;
+    na_scan_opts_init(&s.so);
+    s.so.threads = o->threads;
+    s.so.zscore = o->zscore;
+    s.so.max_locations = o->max_locations;
+    s.so.progress = cli_progress_add;
+    s.so.progress_ud = &s.prog;
+    na_status_t st = na_walk(o->inputs, o->n_inputs, o->open.raw_dtype != NA_DT_INVALID,
+                             &s.walk, &err);
+    if (st != NA_OK) {
+        cli_error(NULL, "%s", err.msg[0] ? err.msg : na_status_str(st));
+        s.exit_code = cli_exit_for_status(st);
+    } else if (alloc_indexes(&s) < 0) {
+        cli_error(NULL, "out of memory");
+        s.exit_code = 4;
+    } else {
+        cli_progress_init(&s.prog, o->progress, total_bytes(&s.walk));
+        audit_all(&s);
+        cli_progress_end(&s.prog);
+    }
+    na_report_summarize(s.rep);
+    write_outputs(&s);
+    na_walk_free(&s.walk);
+    free(s.index_entry);
+    na_report_free(s.rep);
+    return s.exit_code;
+}

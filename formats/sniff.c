@@ -1,0 +1,327 @@
+/*
+ * sniff.c - what a file is, decided by its content, never by its name.
+ *
+ * Why content: HF caches name blobs by hash, people rename files, and a
+ * Git LFS pointer or a zip saved as model.safetensors must get a message
+ * that says what it really is. Signatures:
+ *  - safetensors: u64 little-endian header length, then a JSON object
+ *    (https://github.com/huggingface/safetensors, "Format");
+ *  - HDF5: \x89HDF\r\n\x1a\n at 0, 512, 1024, 2048, ... (HDF5 File Format
+ *    Specification, "Format Signature": the superblock may follow a user
+ *    block whose size is 0 or a power of two >= 512);
+ *  - zip: PK\x03\x04 (local header), PK\x05\x06 (empty archive),
+ *    PK\x07\x08 (spanned) (PKWARE APPNOTE.TXT, 4.3.7 / 4.3.16);
+ *  - gzip: \x1f\x8b (RFC 1952, 2.3.1);
+ *  - Git LFS pointer: "version https://git-lfs.github.com/spec/v1" then a
+ *    "size N" line (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md);
+ *  - netCDF-3 classic: "CDF" then version byte 1, 2 or 5 (CDF-5)
+ *    (https://docs.unidata.ucar.edu/netcdf-c/current/file_format_specifications.html);
+ *  - JSON: first non-whitespace byte '{' or '[' (RFC 8259); an HF index
+ *    is a JSON object with a "weight_map" key.
+ */
+#include "format.h"
+
+#include <errno.h>    /* errno */
+#include <fcntl.h>    /* open, O_RDONLY, O_NONBLOCK */
+#include <jansson.h>  /* json_loadb */
+#include <stdlib.h>   /* malloc, free */
+#include <string.h>   /* memcmp, memmem, strerror */
+#include <sys/stat.h> /* stat, fstat, S_IS* */
+#include <unistd.h>   /* pread, close */
+
+#define HEAD_BYTES 4096u
+/* An index is a few hundred KiB even for large models; JSON bigger than
+ * this is not parsed, only classified as JSON. */
+#define INDEX_MAX_BYTES (64u << 20)
+
+static const uint8_t hdf5_sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+static const char lfs_sig[] = "version https://git-lfs.github.com/spec/v1";
+
+static int is_json_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Index of the first non-JSON-whitespace byte at or after `from`, or n. */
+static size_t skip_ws(const uint8_t *b, size_t from, size_t n)
+{
+    while (from < n && is_json_ws(b[from]))
+        from++;
+    return from;
+}
+
+/* The first 8 bytes read as text that starts a JSON document: printable
+ * ASCII or whitespace, first non-ws '{' or '['. A real safetensors length
+ * has NUL high bytes, so this only matters for JSON whose 9th byte is '{'. */
+static int looks_like_json_text(const uint8_t *b, size_t n)
+{
+    size_t lim = n < 8 ? n : 8;
+    for (size_t i = 0; i < lim; i++)
+        if (!(is_json_ws(b[i]) || (b[i] >= 0x20 && b[i] < 0x7f)))
+            return 0;
+    size_t i = skip_ws(b, 0, n);
+    return i < n && (b[i] == '{' || b[i] == '[');
+}
+
+static int is_safetensors(const uint8_t *head, size_t n, uint64_t size)
+{
+    if (n < 9 || size < 9)
+        return 0;
+    size_t i = skip_ws(head, 8, n);
+    if (i >= n || head[i] != '{')
+        return 0;
+    /* A plausible length decides it; an absurd one is still safetensors
+     * (the reader says "header length exceeds the file") unless the
+     * bytes are plainly JSON text. */
+    if (le64(head) <= size - 8)
+        return 1;
+    return !looks_like_json_text(head, n);
+}
+
+na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
+{
+    if (size == 0)
+        return NA_FILE_EMPTY;
+    for (uint64_t off = 0; off + 8 <= n; off = off ? off * 2 : 512)
+        if (memcmp(head + off, hdf5_sig, 8) == 0)
+            return NA_FILE_HDF5;
+    if (n >= 4 && head[0] == 'P' && head[1] == 'K' &&
+        ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6) ||
+         (head[2] == 7 && head[3] == 8)))
+        return NA_FILE_ZIP;
+    if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+        return NA_FILE_GZIP;
+    if (n >= sizeof lfs_sig - 1 && memcmp(head, lfs_sig, sizeof lfs_sig - 1) == 0)
+        return NA_FILE_GIT_LFS;
+    if (n >= 4 && memcmp(head, "CDF", 3) == 0 && (head[3] == 1 || head[3] == 2 || head[3] == 5))
+        return NA_FILE_NETCDF3;
+    if (is_safetensors(head, n, size))
+        return NA_FILE_SAFETENSORS;
+    size_t i = skip_ws(head, 0, n);
+    if (i < n && (head[i] == '{' || head[i] == '['))
+        return NA_FILE_JSON;
+    return NA_FILE_UNKNOWN;
+}
+
+const char *na_kind_of_file_str(na_kind_of_file_t k)
+{
+    switch (k) {
+    case NA_FILE_SAFETENSORS: return "safetensors";
+    case NA_FILE_HDF5: return "HDF5";
+    case NA_FILE_ZIP: return "zip archive";
+    case NA_FILE_GZIP: return "gzip";
+    case NA_FILE_JSON: return "JSON";
+    case NA_FILE_INDEX: return "sharded-checkpoint index";
+    case NA_FILE_GIT_LFS: return "Git LFS pointer";
+    case NA_FILE_NETCDF3: return "netCDF-3 classic";
+    case NA_FILE_EMPTY: return "empty file";
+    case NA_FILE_RAW: return "raw";
+    case NA_FILE_UNKNOWN: break;
+    }
+    return "unrecognised content";
+}
+
+/* The N of a pointer's "size N" line (spec: keys sorted, one per line). */
+static uint64_t lfs_size(const uint8_t *head, size_t n)
+{
+    static const char key[] = "\nsize ";
+    const uint8_t *p = memmem(head, n, key, sizeof key - 1);
+    if (p == NULL)
+        return UINT64_MAX;
+    p += sizeof key - 1;
+    const uint8_t *end = head + n;
+    uint64_t v = 0;
+    int digits = 0;
+    for (; p < end && *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    return digits > 0 ? v : UINT64_MAX;
+}
+
+static na_status_t read_at(int fd, uint64_t off, size_t len, uint8_t *buf, size_t *got,
+                           na_err_t *err)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = pread(fd, buf + done, len - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return na_err_set(err, NA_E_IO, "read failed: %s", strerror(errno));
+        if (r == 0)
+            break;
+        done += (size_t)r;
+    }
+    *got = done;
+    return NA_OK;
+}
+
+/* HDF5 signature beyond the head: 2^k >= HEAD_BYTES up to the file size. */
+static int hdf5_far(int fd, uint64_t size)
+{
+    for (uint64_t off = HEAD_BYTES; size >= 8 && off <= size - 8; off *= 2) {
+        uint8_t b[8];
+        size_t got;
+        if (read_at(fd, off, 8, b, &got, NULL) != NA_OK || got < 8)
+            return 0;
+        if (memcmp(b, hdf5_sig, 8) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* JSON -> INDEX when it is an object with "weight_map". JSON that does
+ * not parse but mentions "weight_map" is taken as a (broken) index too,
+ * so that the index loader reports what is wrong with it. */
+static na_status_t refine_json(int fd, uint64_t size, na_kind_of_file_t *kind, na_err_t *err)
+{
+    if (size > INDEX_MAX_BYTES)
+        return NA_OK;
+    uint8_t *buf = malloc(size ? (size_t)size : 1);
+    if (buf == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    size_t got;
+    na_status_t st = read_at(fd, 0, (size_t)size, buf, &got, err);
+    /* No "weight_map" in the text: plain JSON, without parsing it. */
+    if (st == NA_OK && memmem(buf, got, "\"weight_map\"", 12) != NULL) {
+        json_error_t je;
+        json_t *root = json_loadb((const char *)buf, got, JSON_REJECT_DUPLICATES, &je);
+        if (root != NULL)
+            *kind = json_is_object(root) && json_object_get(root, "weight_map") != NULL
+                        ? NA_FILE_INDEX
+                        : NA_FILE_JSON;
+        else
+            *kind = NA_FILE_INDEX;
+        json_decref(root);
+    }
+    free(buf);
+    return st;
+}
+
+static const char *file_type_str(mode_t m)
+{
+    if (S_ISDIR(m)) return "directory";
+    if (S_ISFIFO(m)) return "FIFO";
+    if (S_ISCHR(m)) return "character device";
+    if (S_ISBLK(m)) return "block device";
+    if (S_ISSOCK(m)) return "socket";
+    return "special file";
+}
+
+static na_status_t errno_status(int e)
+{
+    return (e == ENOENT || e == ENOTDIR) ? NA_E_NOTFOUND : e == ENOMEM ? NA_E_NOMEM : NA_E_IO;
+}
+
+static na_status_t sniff_fd(int fd, int raw_mode, na_probe_t *p, na_err_t *err)
+{
+    if (p->size == 0) {
+        p->kind = NA_FILE_EMPTY;
+        return NA_OK;
+    }
+    if (raw_mode) {
+        p->kind = NA_FILE_RAW;
+        return NA_OK;
+    }
+    uint8_t head[HEAD_BYTES];
+    size_t n;
+    na_status_t st = read_at(fd, 0, sizeof head, head, &n, err);
+    if (st != NA_OK)
+        return st;
+    p->kind = na_sniff(head, n, p->size);
+    if (p->kind == NA_FILE_GIT_LFS)
+        p->lfs_size = lfs_size(head, n);
+    if (p->kind == NA_FILE_UNKNOWN && hdf5_far(fd, p->size))
+        p->kind = NA_FILE_HDF5;
+    if (p->kind == NA_FILE_JSON)
+        st = refine_json(fd, p->size, &p->kind, err);
+    return st;
+}
+
+na_status_t na_probe_path(const char *path, int raw_mode, na_probe_t *p, int *fd_out,
+                          na_err_t *err)
+{
+    struct stat sb;
+    memset(p, 0, sizeof *p);
+    p->lfs_size = UINT64_MAX;
+    if (fd_out != NULL)
+        *fd_out = -1;
+    /* stat before open: opening a FIFO for reading blocks until a writer
+     * appears, and opening a device can have side effects. */
+    if (stat(path, &sb) != 0)
+        return na_err_set(err, errno_status(errno), "%s", strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return na_err_set(err, NA_E_IO, "not a regular file (%s)", file_type_str(sb.st_mode));
+    /* O_NONBLOCK as well: the file could be swapped for a FIFO between
+     * stat and open; fstat below re-checks what was opened. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return na_err_set(err, errno_status(errno), "%s", strerror(errno));
+    na_status_t st = NA_OK;
+    if (fstat(fd, &sb) != 0)
+        st = na_err_set(err, NA_E_IO, "%s", strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = na_err_set(err, NA_E_IO, "not a regular file (%s)", file_type_str(sb.st_mode));
+    if (st == NA_OK) {
+        p->size = (uint64_t)sb.st_size;
+        p->dev = (uint64_t)sb.st_dev;
+        p->ino = (uint64_t)sb.st_ino;
+        st = sniff_fd(fd, raw_mode, p, err);
+    }
+    if (st == NA_OK && fd_out != NULL) {
+        /* Back to blocking reads for the format reader. */
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0)
+            (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        *fd_out = fd;
+    } else {
+        close(fd);
+    }
+    return st;
+}
+
+na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
+{
+    switch (p->kind) {
+    case NA_FILE_SAFETENSORS:
+    case NA_FILE_INDEX:
+    case NA_FILE_RAW:
+        return NA_OK;
+    case NA_FILE_GIT_LFS:
+        if (p->lfs_size != UINT64_MAX)
+            return na_err_set(err, NA_E_UNSUPPORTED,
+                              "Git LFS pointer: the real file (%llu bytes) was not downloaded",
+                              (unsigned long long)p->lfs_size);
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "Git LFS pointer: the real file was not downloaded");
+    case NA_FILE_ZIP:
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "zip archive, probably a PyTorch checkpoint: not supported yet");
+    case NA_FILE_HDF5:
+#if NA_HAVE_HDF5
+        return na_err_set(err, NA_E_UNSUPPORTED, "HDF5 support is not implemented yet");
+#else
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "HDF5 file, but this nanaudit was built without HDF5");
+#endif
+    case NA_FILE_NETCDF3:
+        return na_err_set(err, NA_E_UNSUPPORTED, "netCDF-3 classic, not supported");
+    case NA_FILE_GZIP:
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "gzip-compressed file: give --dtype to audit it as raw data");
+    case NA_FILE_JSON:
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "JSON file without a \"weight_map\" (not a sharded-checkpoint index)");
+    case NA_FILE_EMPTY:
+        return na_err_set(err, NA_E_FORMAT, "empty file (0 bytes)");
+    case NA_FILE_UNKNOWN:
+        break;
+    }
+    return na_err_set(err, NA_E_FORMAT,
+                      "unrecognised content (not safetensors, HDF5, zip, gzip, JSON or a Git "
+                      "LFS pointer; give --dtype to read raw data)");
+}

@@ -1,0 +1,438 @@
+/*
+ * walk.c - command-line arguments to a list of files (na_walk).
+ *
+ * Rules (issue 2, section 3):
+ *  - a file argument is taken as is; content we do not audit is an error
+ *    (the user named it);
+ *  - a directory is walked recursively, entries sorted by strcmp so the
+ *    report is the same on every machine; hidden entries ('.' first) are
+ *    not listed at all;
+ *  - symlinks are followed (an HF cache snapshot is a tree of symlinks
+ *    into blobs/); a file reached twice (same st_dev and st_ino: a symlink
+ *    and its target, or an index and the directory) is audited once, the
+ *    later path listed as skipped; a directory reached again from inside
+ *    itself is a symlink loop (error), reached twice otherwise it is
+ *    walked once;
+ *  - in a directory, a file whose content is not a supported format is
+ *    skipped with a reason (config.json, README.md, tokenizer files),
+ *    unless its name claims a checkpoint (*.safetensors, *.bin, ...) or
+ *    its content is a data format we cannot read yet (HDF5, netCDF-3):
+ *    then it is an error, so that unaudited data never passes silently;
+ *  - an HF index (*.index.json with "weight_map", detected by content)
+ *    becomes an item of its own plus one item per shard (from_index).
+ */
+#include "format.h"
+
+#include <dirent.h>   /* opendir, readdir */
+#include <errno.h>    /* errno */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* calloc, realloc, free, qsort */
+#include <string.h>   /* strcmp, strdup, strerror */
+#include <sys/stat.h> /* stat */
+
+/* ---- (st_dev, st_ino) -> item index / directory, open addressing ----- */
+
+typedef struct seen_entry {
+    uint64_t dev, ino;
+    size_t item;     /* files: index into w->items */
+    char *path;      /* directories: first path walked (owned) */
+    int on_stack;    /* directories: being walked right now */
+    int used;
+} seen_entry_t;
+
+typedef struct seen_set {
+    size_t n, cap; /* cap is a power of two */
+    seen_entry_t *e;
+} seen_set_t;
+
+static size_t seen_hash(uint64_t dev, uint64_t ino)
+{
+    uint64_t h = (ino ^ (dev << 32 | dev >> 32)) * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
+    return (size_t)(h >> 17);
+}
+
+static seen_entry_t *seen_find(seen_set_t *s, uint64_t dev, uint64_t ino)
+{
+    if (s->cap == 0)
+        return NULL;
+    for (size_t i = seen_hash(dev, ino) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->e[i].used)
+            return NULL;
+        if (s->e[i].dev == dev && s->e[i].ino == ino)
+            return &s->e[i];
+    }
+}
+
+static seen_entry_t *seen_add(seen_set_t *s, uint64_t dev, uint64_t ino)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        seen_set_t bigger = {0, s->cap ? 2 * s->cap : 64, NULL};
+        bigger.e = calloc(bigger.cap, sizeof *bigger.e);
+        if (bigger.e == NULL)
+            return NULL;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->e[i].used)
+                *seen_add(&bigger, s->e[i].dev, s->e[i].ino) = s->e[i];
+        free(s->e);
+        *s = bigger;
+    }
+    size_t i = seen_hash(dev, ino) & (s->cap - 1);
+    while (s->e[i].used)
+        i = (i + 1) & (s->cap - 1);
+    s->e[i] = (seen_entry_t){dev, ino, 0, NULL, 0, 1};
+    s->n++;
+    return &s->e[i];
+}
+
+static void seen_free(seen_set_t *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->e[i].path);
+    free(s->e);
+}
+
+typedef struct walk_ctx {
+    na_walk_t *w;
+    int raw_mode;
+    seen_set_t files, dirs;
+    na_err_t *err;
+} walk_ctx_t;
+
+/* ---- items ------------------------------------------------------------ */
+
+static na_walk_item_t *add_item(walk_ctx_t *c, const char *path, na_kind_of_file_t kind)
+{
+    na_walk_t *w = c->w;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 16;
+        na_walk_item_t *p = realloc(w->items, cap * sizeof *p);
+        if (p == NULL)
+            return NULL;
+        w->items = p;
+        w->cap = cap;
+    }
+    na_walk_item_t *it = &w->items[w->n];
+    memset(it, 0, sizeof *it);
+    it->path = strdup(path);
+    if (it->path == NULL)
+        return NULL;
+    it->kind = kind;
+    w->n++;
+    return it;
+}
+
+static na_status_t nomem(walk_ctx_t *c) { return na_err_set(c->err, NA_E_NOMEM, "out of memory"); }
+
+/* Append an item with an error (is_error) or a skip reason, msg copied.
+ * It is then the last item, w->items[w->n - 1]. */
+static na_status_t add_noted(walk_ctx_t *c, const char *path, na_kind_of_file_t kind,
+                             int from_dir, int is_error, const char *msg)
+{
+    na_walk_item_t *it = add_item(c, path, kind);
+    char *m = it != NULL ? strdup(msg) : NULL;
+    if (m == NULL)
+        return nomem(c);
+    if (is_error)
+        it->error = m;
+    else
+        it->skip_reason = m;
+    it->from_dir = from_dir;
+    return NA_OK;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A name that says "I am a checkpoint / data file": if its content is not
+ * something we can audit, that is an error, not a skip. */
+static int name_claims_data(const char *path)
+{
+    static const char *const ext[] = {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5",
+                                      ".hdf5", ".nc", ".npy", ".npz", ".gguf"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (ends_with(path, ext[i]))
+            return 1;
+    return 0;
+}
+
+static int content_is_data(na_kind_of_file_t k)
+{
+    return k == NA_FILE_HDF5 || k == NA_FILE_NETCDF3;
+}
+
+/* ---- files and indexes ------------------------------------------------ */
+
+static na_status_t add_index(walk_ctx_t *c, const char *path, int from_dir);
+
+/* One file (argument or directory entry), already probed. */
+static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p, int from_dir)
+{
+    seen_entry_t *s = seen_find(&c->files, p->dev, p->ino);
+    if (s != NULL) {
+        char msg[NA_ERR_LEN];
+        snprintf(msg, sizeof msg, "same file as %s (audited once)", c->w->items[s->item].path);
+        return add_noted(c, path, p->kind, from_dir, 0, msg);
+    }
+    na_err_t e;
+    if (na_probe_check(p, &e) != NA_OK) {
+        int is_error = !from_dir || name_claims_data(path) || content_is_data(p->kind);
+        return add_noted(c, path, p->kind, from_dir, is_error, e.msg);
+    }
+    if ((s = seen_add(&c->files, p->dev, p->ino)) == NULL)
+        return nomem(c);
+    s->item = c->w->n;
+    if (p->kind == NA_FILE_INDEX)
+        return add_index(c, path, from_dir);
+    na_walk_item_t *it = add_item(c, path, p->kind);
+    if (it == NULL)
+        return nomem(c);
+    it->from_dir = from_dir;
+    return NA_OK;
+}
+
+static na_status_t push_index(na_walk_t *w, const char *path, na_index_t *ix, const char *error,
+                              na_err_t *err)
+{
+    size_t k = w->n_indexes, n = k + 1;
+    na_index_t **a = realloc(w->indexes, n * sizeof *a);
+    if (a != NULL)
+        w->indexes = a;
+    char **b = realloc(w->index_paths, n * sizeof *b);
+    if (b != NULL)
+        w->index_paths = b;
+    char **d = realloc(w->index_errors, n * sizeof *d);
+    if (d != NULL)
+        w->index_errors = d;
+    char *ps = strdup(path), *es = error ? strdup(error) : NULL;
+    if (a == NULL || b == NULL || d == NULL || ps == NULL || (error && es == NULL)) {
+        free(ps);
+        free(es);
+        na_index_free(ix);
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    }
+    w->indexes[k] = ix;
+    w->index_paths[k] = ps;
+    w->index_errors[k] = es;
+    w->n_indexes = n;
+    return NA_OK;
+}
+
+/* Shard i of index k. The item already listed for that file (found in
+ * the directory before the index) is marked from_index; otherwise a new
+ * item follows the index's. A shard that is missing or not safetensors
+ * is an error item (it is a checkpoint by definition). */
+static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path)
+{
+    na_probe_t p;
+    na_err_t e;
+    na_walk_item_t *it;
+    na_status_t st = na_probe_path(path, 0, &p, NULL, &e);
+    if (st == NA_E_NOMEM)
+        return nomem(c);
+    seen_entry_t *s = st == NA_OK ? seen_find(&c->files, p.dev, p.ino) : NULL;
+    if (s != NULL && !c->w->items[s->item].from_index) {
+        it = &c->w->items[s->item];
+    } else {
+        if (st == NA_OK && p.kind != NA_FILE_SAFETENSORS && na_probe_check(&p, &e) == NA_OK)
+            na_err_set(&e, NA_E_FORMAT, "shard is not a safetensors file (%s)",
+                       na_kind_of_file_str(p.kind));
+        if (st != NA_OK || p.kind != NA_FILE_SAFETENSORS) {
+            if (add_noted(c, path, p.kind, 0, 1, e.msg) != NA_OK)
+                return nomem(c);
+            it = &c->w->items[c->w->n - 1];
+        } else {
+            if (s == NULL && (s = seen_add(&c->files, p.dev, p.ino)) == NULL)
+                return nomem(c);
+            s->item = c->w->n;
+            it = add_item(c, path, p.kind);
+        }
+    }
+    if (it == NULL)
+        return nomem(c);
+    it->from_index = 1;
+    it->index_id = k;
+    it->shard_no = i;
+    return NA_OK;
+}
+
+/* The index's own item, then its shards. A load error is the index
+ * item's error (and index_errors[k]); the walk goes on. */
+static na_status_t add_index(walk_ctx_t *c, const char *path, int from_dir)
+{
+    na_index_t *ix = NULL;
+    na_err_t e;
+    na_status_t ls = na_index_load(path, &ix, &e);
+    if (ls == NA_E_NOMEM)
+        return nomem(c);
+    size_t k = c->w->n_indexes;
+    na_status_t st = push_index(c->w, path, ls == NA_OK ? ix : NULL, ls == NA_OK ? NULL : e.msg,
+                                c->err);
+    if (st != NA_OK)
+        return st;
+    if (ls == NA_OK ? add_item(c, path, NA_FILE_INDEX) == NULL
+                    : add_noted(c, path, NA_FILE_INDEX, from_dir, 1, e.msg) != NA_OK)
+        return nomem(c);
+    c->w->items[c->w->n - 1].from_dir = from_dir;
+    c->w->items[c->w->n - 1].index_id = k;
+    for (size_t i = 0; ls == NA_OK && i < na_index_shard_count(ix); i++)
+        if ((st = add_shard(c, k, i, na_index_shard_path(ix, i))) != NA_OK)
+            return st;
+    return NA_OK;
+}
+
+/* ---- directories ------------------------------------------------------ */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the non-hidden entries of dir; NULL with *n = 0 and
+ * err filled on failure. */
+static char **list_dir(const char *dir, size_t *n, na_status_t *st, na_err_t *err)
+{
+    *n = 0;
+    *st = NA_OK;
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        *st = na_err_set(err, errno == ENOENT ? NA_E_NOTFOUND : NA_E_IO, "%s", strerror(errno));
+        return NULL;
+    }
+    char **names = NULL;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue; /* hidden, and "." / ".." */
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **p = realloc(names, cap * sizeof *p);
+            if (p == NULL)
+                break;
+            names = p;
+        }
+        if ((names[*n] = strdup(de->d_name)) == NULL)
+            break;
+        (*n)++;
+    }
+    if (de != NULL)
+        *st = na_err_set(err, NA_E_NOMEM, "out of memory");
+    closedir(d);
+    if (names != NULL)
+        qsort(names, *n, sizeof *names, cmp_names);
+    return names;
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    int slash = a > 0 && dir[a - 1] != '/';
+    char *p = malloc(a + (size_t)slash + b + 1);
+    if (p != NULL) {
+        memcpy(p, dir, a);
+        if (slash)
+            p[a] = '/';
+        memcpy(p + a + (size_t)slash, name, b + 1);
+    }
+    return p;
+}
+
+static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir);
+
+static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *sb, int from_dir)
+{
+    seen_entry_t *s = seen_find(&c->dirs, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
+    if (s != NULL) {
+        /* On the stack: a link to an ancestor, which would recurse
+         * forever. Elsewhere: a second link to a directory already done. */
+        char msg[NA_ERR_LEN];
+        snprintf(msg, sizeof msg, "%s %s",
+                 s->on_stack ? "symlink loop: directory already being walked as"
+                             : "same directory as",
+                 s->path);
+        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, s->on_stack, msg);
+    }
+    s = seen_add(&c->dirs, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
+    if (s == NULL || (s->path = strdup(path)) == NULL)
+        return nomem(c);
+    na_err_t e;
+    na_status_t st;
+    size_t n;
+    char **names = list_dir(path, &n, &st, &e);
+    if (st == NA_E_NOMEM) {
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return nomem(c);
+    }
+    if (st != NA_OK)
+        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, 1, e.msg);
+    s->on_stack = 1;
+    /* s may move when the set grows: found again afterwards. */
+    for (size_t i = 0; i < n; i++) {
+        if (st == NA_OK) {
+            char *child = join_path(path, names[i]);
+            st = child != NULL ? walk_path(c, child, 1) : nomem(c);
+            free(child);
+        }
+        free(names[i]);
+    }
+    free(names);
+    s = seen_find(&c->dirs, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
+    s->on_stack = 0;
+    return st;
+}
+
+static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir)
+{
+    struct stat sb;
+    na_err_t e;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return walk_dir(c, path, &sb, from_dir);
+    na_probe_t p;
+    na_status_t st = na_probe_path(path, c->raw_mode, &p, NULL, &e);
+    if (st == NA_E_NOMEM)
+        return nomem(c);
+    if (st != NA_OK)
+        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, 1, e.msg);
+    return add_file(c, path, &p, from_dir);
+}
+
+na_status_t na_walk(const char *const *args, size_t nargs, int raw_mode, na_walk_t *w,
+                    na_err_t *err)
+{
+    memset(w, 0, sizeof *w);
+    walk_ctx_t c = {w, raw_mode, {0, 0, NULL}, {0, 0, NULL}, err};
+    na_status_t st = NA_OK;
+    for (size_t i = 0; i < nargs && st == NA_OK; i++)
+        st = walk_path(&c, args[i], 0);
+    seen_free(&c.files);
+    seen_free(&c.dirs);
+    if (st != NA_OK)
+        na_walk_free(w);
+    return st;
+}
+
+void na_walk_free(na_walk_t *w)
+{
+    if (w == NULL)
+        return;
+    for (size_t i = 0; i < w->n; i++) {
+        free(w->items[i].path);
+        free(w->items[i].skip_reason);
+        free(w->items[i].error);
+    }
+    free(w->items);
+    for (size_t k = 0; k < w->n_indexes; k++) {
+        na_index_free(w->indexes[k]);
+        free(w->index_paths[k]);
+        free(w->index_errors[k]);
+    }
+    free(w->indexes);
+    free(w->index_paths);
+    free(w->index_errors);
+    memset(w, 0, sizeof *w);
+}

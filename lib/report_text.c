@@ -1,0 +1,269 @@
+/*
+ * report_text.c - the text report for people: per file an aligned table
+ * (tensor, dtype, shape, elements, nan, inf, min, max, mean, std,
+ * outliers), then one line per finding or error, then one summary line.
+ *
+ * Every string that came from a file or the command line (paths, tensor
+ * names, messages) is printed through na_escape_text, so a hostile name
+ * such as "\x1b[31m" or one holding a newline cannot drive the terminal
+ * or forge report lines. Colour (ANSI SGR) only when the caller asks for
+ * it; the CLI decides from isatty, --color and NO_COLOR (no-color.org).
+ */
+#include "nanaudit.h"
+
+#include <inttypes.h> /* PRIu64 */
+#include <math.h>     /* isfinite */
+#include <stdlib.h>   /* malloc, free */
+#include <string.h>   /* strlen */
+
+#define NCOL 11
+#define CELL 64 /* bytes for a numeric cell */
+
+static const char *const col_title[NCOL] = {"tensor", "dtype", "shape", "elements",
+                                            "nan", "inf", "min", "max",
+                                            "mean", "std", "outliers"};
+
+#define C_RED "\x1b[1;31m"
+#define C_YEL "\x1b[33m"
+#define C_GRN "\x1b[32m"
+#define C_OFF "\x1b[0m"
+
+/* Escaped copy of s (malloc'd), NULL on out of memory. */
+static char *escape(const char *s)
+{
+    char probe[1];
+    size_t need = na_escape_text(s ? s : "", probe, sizeof probe) + 1;
+    char *buf = malloc(need);
+    if (buf)
+        na_escape_text(s ? s : "", buf, need);
+    return buf;
+}
+
+/* Columns a string takes: one per UTF-8 lead byte (escaped text is
+ * ASCII or valid printable UTF-8). */
+static size_t width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static int put_escaped(FILE *out, const char *s)
+{
+    char *e = escape(s);
+    if (!e)
+        return -1;
+    int rc = fputs(e, out);
+    free(e);
+    return rc < 0 ? -1 : 0;
+}
+
+static void fmt_real(char *b, int have, double v)
+{
+    if (have && isfinite(v))
+        snprintf(b, CELL, "%.6g", v);
+    else
+        snprintf(b, CELL, "-");
+}
+
+static void fmt_shape(char *b, const na_tensor_report_t *e)
+{
+    size_t n = (size_t)snprintf(b, CELL, "[");
+    for (int d = 0; d < e->ndim && n < CELL; d++)
+        n += (size_t)snprintf(b + n, CELL - n, "%s%" PRIu64, d ? "," : "", e->shape[d]);
+    if (n < CELL)
+        snprintf(b + n, CELL - n, "]");
+}
+
+/* Format column col (1..NCOL-1; 0 is the name) of entry e into b. */
+static void cell(char *b, const na_tensor_report_t *e, int col)
+{
+    const na_result_t *r = &e->res;
+    int have = e->scanned && r->st.finite > 0;
+    b[0] = '\0';
+    switch (col) {
+    case 1: snprintf(b, CELL, "%s", e->dtype ? na_dtype_name(e->dtype) : "?"); break;
+    case 2: fmt_shape(b, e); break;
+    case 3: snprintf(b, CELL, "%" PRIu64, e->elements); break;
+    case 4: snprintf(b, CELL, e->scanned ? "%" PRIu64 : "-", r->st.nan); break;
+    case 5: snprintf(b, CELL, e->scanned ? "%" PRIu64 : "-", r->st.pos_inf + r->st.neg_inf); break;
+    case 6: fmt_real(b, have, r->st.min); break;
+    case 7: fmt_real(b, have, r->st.max); break;
+    case 8: fmt_real(b, have, r->st.mean); break;
+    case 9: fmt_real(b, have, r->std); break;
+    default:
+        if (e->scanned && r->outliers_checked)
+            snprintf(b, CELL, "%" PRIu64, r->outliers);
+        else
+            snprintf(b, CELL, "-");
+    }
+}
+
+/* A count cell (nan, inf, outliers) above zero is highlighted. */
+static int hot(const na_tensor_report_t *e, int col)
+{
+    if (!e->scanned)
+        return 0;
+    const na_result_t *r = &e->res;
+    return (col == 4 && r->st.nan) || (col == 5 && (r->st.pos_inf || r->st.neg_inf)) ||
+           (col == 10 && r->outliers);
+}
+
+/* Pad to w columns; the numeric columns are right-aligned. */
+static void print_cell(FILE *out, const char *s, size_t w, int col, const char *color)
+{
+    size_t sw = width(s);
+    int right = col >= 3;
+    fputs("  ", out);
+    for (size_t i = 0; right && i + sw < w; i++)
+        fputc(' ', out);
+    fprintf(out, "%s%s%s", color ? color : "", s, color ? C_OFF : "");
+    for (size_t i = 0; !right && col < NCOL - 1 && i + sw < w; i++)
+        fputc(' ', out);
+}
+
+static int print_table(FILE *out, const na_file_report_t *f, int color)
+{
+    size_t w[NCOL];
+    char b[CELL];
+    for (int c = 0; c < NCOL; c++)
+        w[c] = strlen(col_title[c]);
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        char *name = escape(f->tensors[i].name);
+        if (!name)
+            return -1;
+        w[0] = width(name) > w[0] ? width(name) : w[0];
+        free(name);
+        for (int c = 1; c < NCOL; c++) {
+            cell(b, &f->tensors[i], c);
+            w[c] = width(b) > w[c] ? width(b) : w[c];
+        }
+    }
+    for (int c = 0; c < NCOL; c++)
+        print_cell(out, col_title[c], w[c], c, NULL);
+    fputc('\n', out);
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        const na_tensor_report_t *e = &f->tensors[i];
+        char *name = escape(e->name);
+        if (!name)
+            return -1;
+        print_cell(out, name, w[0], 0, NULL);
+        free(name);
+        for (int c = 1; c < NCOL; c++) {
+            cell(b, e, c);
+            print_cell(out, b, w[c], c, color && hot(e, c) ? C_RED : NULL);
+        }
+        fputc('\n', out);
+    }
+    return 0;
+}
+
+/* Finding, error and skipped-tensor lines of one file. */
+static int print_problems(FILE *out, const na_file_report_t *f, int color)
+{
+    if (!f->ok) {
+        fprintf(out, "  %serror:%s ", color ? C_RED : "", color ? C_OFF : "");
+        if (put_escaped(out, f->error ? f->error : "error") < 0)
+            return -1;
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        const na_tensor_report_t *e = &f->tensors[i];
+        if (e->status != NA_TS_OK) {
+            int err = e->status == NA_TS_ERROR;
+            fprintf(out, "  %s%s:%s ", color ? (err ? C_RED : C_YEL) : "",
+                    err ? "error" : "skipped", color ? C_OFF : "");
+            if (put_escaped(out, e->name) < 0 || fputs(": ", out) < 0 ||
+                put_escaped(out, e->reason ? e->reason : "") < 0)
+                return -1;
+            fputc('\n', out);
+        }
+        for (size_t k = 0; k < e->n_findings; k++) {
+            const na_finding_t *fd = &e->findings[k];
+            fprintf(out, "  %s%s%s ", color ? (fd->fails ? C_RED : C_YEL) : "",
+                    fd->fails ? "FAIL" : "note", color ? C_OFF : "");
+            if (put_escaped(out, e->name) < 0 || fputs(": ", out) < 0 ||
+                put_escaped(out, fd->message) < 0)
+                return -1;
+            fputc('\n', out);
+        }
+    }
+    return 0;
+}
+
+static int has_problems(const na_file_report_t *f)
+{
+    if (!f->ok)
+        return 1;
+    for (size_t i = 0; i < f->n_tensors; i++)
+        if (f->tensors[i].status == NA_TS_ERROR || f->tensors[i].n_findings)
+            return 1;
+    return 0;
+}
+
+/* 1234 -> "1234"; 1234567890 -> "1.23e9": exact below a million. */
+static void fmt_count(char *b, uint64_t v)
+{
+    if (v < 1000000) {
+        snprintf(b, CELL, "%" PRIu64, v);
+        return;
+    }
+    int e = 0;
+    double m = (double)v;
+    while (m >= 10.0) {
+        m /= 10.0;
+        e++;
+    }
+    snprintf(b, CELL, "%.3ge%d", m, e);
+}
+
+static void print_summary(FILE *out, const na_report_t *r, int color)
+{
+    const na_summary_t *s = &r->summary;
+    char el[CELL];
+    fmt_count(el, s->elements);
+    fprintf(out, "%" PRIu64 " file%s, %" PRIu64 " tensor%s, %s element%s: %" PRIu64
+                 " NaN, %" PRIu64 " Inf, %" PRIu64 " outliers",
+            s->files, s->files == 1 ? "" : "s", s->tensors, s->tensors == 1 ? "" : "s", el,
+            s->elements == 1 ? "" : "s", s->nan, s->pos_inf + s->neg_inf, s->outliers);
+    if (s->errors)
+        fprintf(out, ", %" PRIu64 " error%s", s->errors, s->errors == 1 ? "" : "s");
+    int ok = s->exit_code == 0;
+    fprintf(out, "; %s%s%s (exit %d)\n", color ? (ok ? C_GRN : C_RED) : "",
+            ok ? "OK" : "FAILED", color ? C_OFF : "", s->exit_code);
+}
+
+na_status_t na_report_write_text(const na_report_t *r, const na_text_opts_t *o, FILE *out)
+{
+    int color = o && o->color, quiet = o && o->quiet;
+    for (size_t i = 0; i < r->n_files; i++) {
+        const na_file_report_t *f = &r->files[i];
+        if (quiet && !has_problems(f))
+            continue;
+        if (put_escaped(out, f->path) < 0)
+            return NA_E_NOMEM;
+        if (f->format)
+            fprintf(out, " (%s)", f->format);
+        fputc('\n', out);
+        for (size_t n = 0; !quiet && n < f->n_notes; n++) {
+            fputs("  note: ", out);
+            if (put_escaped(out, f->notes[n]) < 0)
+                return NA_E_NOMEM;
+            fputc('\n', out);
+        }
+        if (!quiet && f->n_tensors && print_table(out, f, color) < 0)
+            return NA_E_NOMEM;
+        if (print_problems(out, f, color) < 0)
+            return NA_E_NOMEM;
+    }
+    for (size_t i = 0; !quiet && i < r->n_skipped; i++) {
+        fputs("skipped: ", out);
+        if (put_escaped(out, r->skipped_paths[i]) < 0 || fputs(" (", out) < 0 ||
+            put_escaped(out, r->skipped_reasons[i]) < 0)
+            return NA_E_NOMEM;
+        fputs(")\n", out);
+    }
+    print_summary(out, r, color);
+    return fflush(out) != 0 || ferror(out) ? NA_E_WRITE : NA_OK;
+}

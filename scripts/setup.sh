@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# setup.sh - README command 1 as a script: install the Debian packages
+# nanaudit needs (as root), build it into build/, and scan the clean example
+# (exit 0).
+#
+#   scripts/setup.sh           packages + build + `nanaudit scan examples/clean.safetensors`
+#   scripts/setup.sh --deps    only the packages (scripts/test.sh uses this)
+#
+# Packages: compiler and CMake (>= 3.25, Debian 12), pkg-config, jansson
+# (JSON), zlib (gzip), libhdf5 (HDF5), cmocka (unit tests), python3-venv
+# (the conformance tests' virtual environment), jq (CLI tests read JSON).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential cmake pkg-config libhdf5-dev zlib1g-dev libjansson-dev
+      libcmocka-dev python3 python3-venv jq)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup.sh: missing packages: ${missing[*]}; run as root:" >&2
+        echo "  apt-get update && apt-get install -y ${PKGS[*]}" >&2
+        exit 1
+    fi
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+[ "${1:-}" = "--deps" ] && exit 0
+
+cmake -S . -B build
+cmake --build build -j"$(nproc)"
+build/nanaudit scan examples/clean.safetensors

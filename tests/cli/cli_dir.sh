@@ -1,0 +1,30 @@
+#!/bin/bash
+# Directory inputs: files that are plainly not data are listed under the
+# top-level "skipped" (JSON) / "skipped:" lines (text), are not errors and
+# do not count as files; a directory with nothing to audit is exit 3.
+. "$(dirname "$0")/helpers.sh"
+
+mkdir -p "$T/d/sub"
+make_st "$T/d/sub/model.safetensors" '{"tensors":[{"name":"w","dtype":"F32","shape":[2],"values":[1,2]}]}'
+echo '{"hidden_size": 8}' >"$T/d/config.json"
+echo 'a model' >"$T/d/README.md"
+expect_exit 0 "$NANAUDIT" scan --format json "$T/d"
+cp "$T/stdout" "$T/d.json"
+expect_json "$T/d.json" '[f["path"] for f in j["files"]]' "[\"$T/d/sub/model.safetensors\"]"
+expect_json "$T/d.json" '[s["path"] for s in j["skipped"]]' "[\"$T/d/README.md\", \"$T/d/config.json\"]"
+expect_json "$T/d.json" 'all(isinstance(s["reason"], str) and s["reason"] for s in j["skipped"])' 'true'
+expect_json "$T/d.json" 'j["summary"]["files"]' '1'
+expect_exit 0 "$NANAUDIT" scan "$T/d"
+expect_stdout_contains "skipped: $T/d/config.json ("
+expect_stdout_contains "1 file, 1 tensor, 2 elements"
+expect_exit 0 "$NANAUDIT" scan -q "$T/d"
+expect_stdout_lacks "skipped:"
+
+# only non-data files: nothing audited -> 3, the skipped files still listed
+rm "$T/d/sub/model.safetensors"
+expect_exit 3 "$NANAUDIT" scan --format json "$T/d"
+expect_stderr_contains "nanaudit: nothing to audit"
+cp "$T/stdout" "$T/none.json"
+expect_json "$T/none.json" 'len(j["skipped"])' '2'
+expect_json "$T/none.json" 'j["summary"]["exit_code"]' '3'
+pass

@@ -1,0 +1,54 @@
+#!/bin/bash
+# detect_kinds.sh - detection by content, not by name (issue 2, section 3):
+# each file of tests/data/detect/ (see its README.md) and two real files
+# (an HDF5 file with a 1024-byte user block, a netCDF-3 classic file),
+# named on the command line, gives exit 3 and the one-line message that
+# says what it really is; a good file beside them is still audited.
+. "$(dirname "$0")/helpers.sh"
+D="$NA_TEST_DATA/detect"
+R="$NA_TEST_DATA/real"
+
+# expect_kind FILE MESSAGE: exit 3, message on stderr and in the JSON.
+expect_kind() {
+    expect_exit 3 "$NANAUDIT" scan --format json "$1"
+    expect_stderr_contains "nanaudit: $1: $2"
+    cp "$T/stdout" "$T/k.json"
+    expect_json "$T/k.json" 'j["files"][0]["status"]' '"error"'
+    expect_json "$T/k.json" 'j["summary"]["exit_code"]' '3'
+    got="$(json_get "$T/k.json" 'j["files"][0]["error"]')"
+    want="$("$NA_PYTHON" -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$2")"
+    case "$got" in "${want%\"}"*) ;; *) fail "$1: JSON error $got does not start with $want" ;; esac
+}
+
+expect_kind "$D/lfs-pointer.safetensors" \
+    "Git LFS pointer: the real file (4400000000 bytes) was not downloaded"
+expect_kind "$D/zip-named.safetensors" \
+    "zip archive, probably a PyTorch checkpoint: not supported yet"
+expect_kind "$D/empty.bin" "empty file (0 bytes)"
+expect_kind "$D/unknown.bin" "unrecognised content (not safetensors, HDF5, zip, gzip, JSON"
+expect_kind "$D/config.json" 'JSON file without a "weight_map" (not a sharded-checkpoint index)'
+expect_kind "$D/json-brace-at-8.json" 'JSON file without a "weight_map"'
+expect_kind "$D/gzip-no-dtype.bin.gz" "gzip-compressed file: give --dtype to audit it as raw data"
+expect_kind "$R/netcdf/nc4py-ubyte-netcdf3.nc" "netCDF-3 classic, not supported"
+# HDF5 at offset 1024 (after a user block); the message depends on the build
+expect_exit 3 "$NANAUDIT" scan "$R/hdf5/hdfgroup-twithub513.h5"
+grep -qE "HDF5 support is not implemented yet|HDF5 file, but this nanaudit was built without HDF5" \
+    "$T/stderr" || fail "no HDF5 message"
+# a safetensors file with an absurd header length is still safetensors:
+# the safetensors reader explains (not "unrecognised content")
+expect_exit 3 "$NANAUDIT" scan "$D/bad-length.safetensors"
+expect_stderr_contains "1000000000"
+expect_stderr_lacks "unrecognised"
+
+# the others are still audited: a clean file beside the bad ones
+make_st "$T/ok.safetensors" '{"tensors":[{"name":"w","dtype":"F32","shape":[2],"values":[1,2]}]}'
+expect_exit 3 "$NANAUDIT" scan --format json "$D/zip-named.safetensors" "$T/ok.safetensors"
+cp "$T/stdout" "$T/two.json"
+expect_json "$T/two.json" '[f["status"] for f in j["files"]]' '["error", "ok"]'
+expect_json "$T/two.json" 'j["files"][1]["tensors"][0]["elements"]' '2'
+
+# a FIFO on the command line is an error, and nothing blocks on it
+mkfifo "$T/pipe"
+expect_exit 3 timeout 20 "$NANAUDIT" scan "$T/pipe"
+expect_stderr_contains "not a regular file (FIFO)"
+pass

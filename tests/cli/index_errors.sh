@@ -1,0 +1,44 @@
+#!/bin/bash
+# index_errors.sh - sharded checkpoints through their HF index
+# (model.safetensors.index.json). The real 6-shard set (transformers,
+# via FluxML/SafeTensors.jl) and a small valid set are audited (exit 0);
+# each set under tests/data/shards/ breaks one rule (tests/tools/gen_bad.py
+# --shards) and must give exit 3 with the names in the message, while the
+# valid shards of the set are still audited.
+. "$(dirname "$0")/helpers.sh"
+
+S="$NA_TEST_DATA/shards"
+IX=model.safetensors.index.json
+S1=model-00001-of-00002.safetensors
+S2=model-00002-of-00002.safetensors
+
+# real set: 6 shards, 36 tensors, total_size 4305 = the tensor data bytes
+expect_exit 0 "$NANAUDIT" scan --format json "$NA_TEST_DATA/real/fluxml-sharded/$IX"
+cp "$T/stdout" "$T/real.json"
+expect_json "$T/real.json" 'j["summary"]["tensors"]' '36'
+expect_json "$T/real.json" 'sorted(f["path"].rsplit("/", 1)[-1] for f in j["files"] if f["format"] == "safetensors")' \
+    '["model-00001-of-00006.safetensors", "model-00002-of-00006.safetensors", "model-00003-of-00006.safetensors", "model-00004-of-00006.safetensors", "model-00005-of-00006.safetensors", "model-00006-of-00006.safetensors"]'
+
+expect_exit 0 "$NANAUDIT" scan --format json "$S/ok/$IX"
+cp "$T/stdout" "$T/ok.json"
+expect_json "$T/ok.json" 'j["summary"]["tensors"]' '3'
+expect_json "$T/ok.json" 'j["summary"]["elements"]' '6'
+
+# check NAME CODE MESSAGE: scanning set NAME's index gives CODE and MESSAGE
+check() {
+    expect_exit "$2" timeout 10 "$NANAUDIT" scan --format json "$S/$1/$IX"
+    expect_stderr_contains "$3"
+}
+check missing_shard 3 "nanaudit: $S/missing_shard/$IX: missing shard file '$S2' (the index puts 1 tensor in it)"
+# the shard that is there is still audited
+cp "$T/stdout" "$T/missing.json"
+expect_json "$T/missing.json" '[t["name"] for f in j["files"] if f["path"].endswith("'$S1'") for t in f["tensors"]]' '["a.weight", "a.bias"]'
+check not_in_shard 3 "tensor 'c.weight' is in the index (shard '$S2') but not in that shard"
+check not_in_index 3 "tensor 'extra' is in shard '$S1' but not in the index"
+check two_shards 3 "tensor 'a.bias' is in two shards: '$S1' and '$S2'"
+# total_size is the sum of tensor bytes (24), not of file sizes (285)
+check total_size_wrong 3 "index metadata.total_size is 285 bytes but the shards hold 24 bytes of tensor data"
+check escape 3 "index: shard path '../ok/$S2' of tensor 'b.weight' escapes the index's directory (absolute or '..'; refused)"
+check bad_shard 3 "$S2: truncated: the tensors need 8 data bytes after the header, file has 4"
+expect_stderr_contains "shard '$S2' is invalid or unreadable, so it was not checked against the index"
+pass

@@ -1,0 +1,176 @@
+/*
+ * test_stats.c - na_stats_init / na_stats_merge / na_stats_std.
+ *
+ * The merge (Chan, Golub & LeVeque 1979) must give the one-shot two-pass
+ * results numpy gives, whatever the split; empty partials must be
+ * neutral; std is exactly 0 for constant data and NaN with no finite value.
+ */
+#include <setjmp.h> /* cmocka needs these four first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "nanaudit.h"
+
+/* |a - b| <= rel * (|b| + scale), the DESIGN.md tolerance shape. */
+#define assert_close(a, b, rel, scale)                                          \
+    do {                                                                        \
+        double a_ = (a), b_ = (b);                                              \
+        if (!(fabs(a_ - b_) <= (rel) * (fabs(b_) + (scale))))                   \
+            fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                 \
+    } while (0)
+
+/* np.array([1.5, -2.25, 3.0, 1e3, -7.5, 0.125, 42.0, -0.5, 8.0, 2.0]):
+ * d.mean() = 104.6375, d.std() = 298.7331190314358 (numpy 2.x, float64). */
+static const double DATA[10] = {1.5, -2.25, 3.0, 1e3, -7.5, 0.125, 42.0, -0.5, 8.0, 2.0};
+#define NP_MEAN 104.6375
+#define NP_STD 298.7331190314358
+
+/* Partial of d[lo, hi) computed two-pass, as the scan kernels do. */
+static na_stats_t partial(const double *d, size_t lo, size_t hi)
+{
+    na_stats_t s;
+    na_stats_init(&s);
+    if (hi == lo)
+        return s;
+    double sum = 0, m2 = 0, mn = INFINITY, mx = -INFINITY;
+    for (size_t i = lo; i < hi; i++) {
+        sum += d[i];
+        mn = d[i] < mn ? d[i] : mn;
+        mx = d[i] > mx ? d[i] : mx;
+    }
+    double mean = sum / (double)(hi - lo);
+    for (size_t i = lo; i < hi; i++)
+        m2 += (d[i] - mean) * (d[i] - mean);
+    s.elements = s.finite = hi - lo;
+    s.min = mn;
+    s.max = mx;
+    s.abs_max = fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx);
+    s.mean = mean;
+    s.m2 = m2;
+    return s;
+}
+
+static void test_init(void **state)
+{
+    (void)state;
+    na_stats_t s;
+    memset(&s, 0x55, sizeof s);
+    na_stats_init(&s);
+    assert_int_equal(s.elements, 0);
+    assert_int_equal(s.nan + s.pos_inf + s.neg_inf + s.zeros + s.subnormal + s.finite, 0);
+    assert_true(isnan(s.min) && isnan(s.max) && isnan(s.abs_max) && isnan(s.mean));
+    assert_true(s.m2 == 0.0);
+    assert_true(isnan(na_stats_std(&s)));
+}
+
+/* One element at a time, and several uneven splits: all equal numpy. */
+static void test_merge_matches_numpy(void **state)
+{
+    (void)state;
+    static const size_t cuts[][4] = {{0, 1, 2, 10}, {0, 3, 7, 10}, {0, 9, 9, 10},
+                                     {0, 0, 5, 10}, {0, 10, 10, 10}};
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        na_stats_t a;
+        na_stats_init(&a);
+        for (int k = 0; k < 3; k++) {
+            na_stats_t b = partial(DATA, cuts[c][k], cuts[c][k + 1]);
+            na_stats_merge(&a, &b);
+        }
+        assert_int_equal(a.finite, 10);
+        assert_int_equal(a.elements, 10);
+        assert_true(a.min == -7.5 && a.max == 1000.0 && a.abs_max == 1000.0);
+        assert_close(a.mean, NP_MEAN, 1e-15, NP_STD);
+        assert_close(na_stats_std(&a), NP_STD, 1e-14, 0);
+    }
+    na_stats_t one;
+    na_stats_init(&one);
+    for (size_t i = 0; i < 10; i++) {
+        na_stats_t b = partial(DATA, i, i + 1);
+        na_stats_merge(&one, &b);
+    }
+    assert_close(one.mean, NP_MEAN, 1e-15, NP_STD);
+    assert_close(na_stats_std(&one), NP_STD, 1e-14, 0);
+}
+
+/* Counts add; a partial without finite values changes no value statistic. */
+static void test_merge_counts_and_empty(void **state)
+{
+    (void)state;
+    na_stats_t a = partial(DATA, 0, 4), b, saved;
+    na_stats_init(&b);
+    b.elements = 7;
+    b.nan = 3;
+    b.pos_inf = 2;
+    b.neg_inf = 1;
+    b.zeros = 0;
+    b.subnormal = 0;
+    saved = a;
+    na_stats_merge(&a, &b);
+    assert_int_equal(a.elements, 11);
+    assert_int_equal(a.nan, 3);
+    assert_int_equal(a.pos_inf, 2);
+    assert_int_equal(a.neg_inf, 1);
+    assert_int_equal(a.finite, 4);
+    assert_memory_equal(&a.min, &saved.min, 5 * sizeof(double));
+
+    /* empty <- full: takes the values over exactly */
+    na_stats_t e;
+    na_stats_init(&e);
+    na_stats_merge(&e, &saved);
+    assert_memory_equal(&e, &saved, sizeof e);
+}
+
+/* max == min gives exactly 0 even when m2 holds rounding residue. */
+static void test_std_constant_and_nan(void **state)
+{
+    (void)state;
+    na_stats_t s = partial(DATA, 0, 1);
+    s.m2 = 1e-30; /* what rounding can leave */
+    assert_true(na_stats_std(&s) == 0.0);
+    na_stats_t z;
+    na_stats_init(&z);
+    z.elements = z.nan = 3;
+    assert_true(isnan(na_stats_std(&z)));
+    /* two values: population std (ddof = 0) of {1, 3} is 1 */
+    double two[2] = {1.0, 3.0};
+    na_stats_t t = partial(two, 0, 2);
+    assert_true(na_stats_std(&t) == 1.0);
+}
+
+/* Large offset: partial means near 1e8 differ only in low digits; the
+ * pairwise update keeps std of {1e8 + k} exact where sum-of-squares loses
+ * everything. Reference: numpy std of 1e8 + arange(1000) = 288.6749902572095
+ * (= sqrt((1000^2 - 1) / 12), exact arithmetic). */
+static void test_merge_cancellation(void **state)
+{
+    (void)state;
+    double d[1000];
+    for (int i = 0; i < 1000; i++)
+        d[i] = 1e8 + i;
+    na_stats_t a;
+    na_stats_init(&a);
+    for (size_t lo = 0; lo < 1000; lo += 37) {
+        size_t hi = lo + 37 < 1000 ? lo + 37 : 1000;
+        na_stats_t b = partial(d, lo, hi);
+        na_stats_merge(&a, &b);
+    }
+    assert_close(a.mean, 1e8 + 499.5, 1e-15, 0);
+    assert_close(na_stats_std(&a), 288.6749902572095, 1e-12, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_init),
+        cmocka_unit_test(test_merge_matches_numpy),
+        cmocka_unit_test(test_merge_counts_and_empty),
+        cmocka_unit_test(test_std_constant_and_nan),
+        cmocka_unit_test(test_merge_cancellation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

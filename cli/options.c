@@ -181,6 +181,17 @@ static int set_offset(cli_opts_t *o, const char *a, const char *n)
     return 0;
 }
 
+static int set_length(cli_opts_t *o, const char *a, const char *n)
+{
+    uint64_t v;
+    if (parse_u64(a, &v))
+        return BAD(o, n, a, "a byte count");
+    o->open.raw_length = v;
+    o->raw_only_given = 1;
+    o->raw_only_name = "--length";
+    return 0;
+}
+
 #define S CLI_SCAN
 #define I CLI_INFO
 #define G CLI_GLOBAL
@@ -210,6 +221,8 @@ static const cli_option_t opts[] = {
      "raw: shape as 15x10x22 or 15,10,22 (default 1-D from the size)"},
     {"endian", 0, "ORDER", S | I, set_endian, "raw: byte order little (default) or big"},
     {"offset", 0, "BYTES", S | I, set_offset, "raw: skip BYTES at the start of each file"},
+    {"length", 0, "BYTES", S | I, set_length,
+     "raw: BYTES of data after --offset (default: up to the end of the file)"},
     {"help", 'h', NULL, S | I | G, set_help, "show this help and exit"},
     {"version", 'V', NULL, S | I | G, set_version, "show the version and exit"},
 };

@@ -18,7 +18,7 @@
 #   (a) mmap_sum               plain OpenMP sum over a mapping
 #   (b) numpy                  the same statistics on an np.memmap (F32 only
 #                              unless NUMPY_ALL=1: it takes minutes)
-#   (c) torch                  when importable
+#   (c) torch                  not measured yet (reported as skipped)
 # and peak RSS of the CLI on two file sizes (/usr/bin/time -v).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -90,7 +90,7 @@ for f in f32 bf16 f16; do
             "$PY" -c 'import json,sys; t=json.load(sys.stdin)["files"][0]["tensors"][0]; print("mean=%r std=%r outliers=%d nan=%d nan_locs=%s" % (t["mean"], t["std"], t["outliers"]["count"], t["nan"], t["nan_locations"]))' || true)"
     fi
     if "$PY" -c 'import torch' 2>/dev/null; then
-        echo "   (c) torch: see bench/RESULTS.md (not automated yet)"
+        echo "   (c) torch: installed, but this script does not measure it yet"
     else
         echo "   (c) torch: not installed, skipped"
     fi

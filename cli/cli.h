@@ -11,6 +11,7 @@
 #ifndef NA_CLI_H
 #define NA_CLI_H
 
+#include "clean_cli.h"
 #include "format.h"
 #include "nanaudit.h"
 
@@ -18,7 +19,7 @@
 #include <stdint.h>
 
 /* Subcommands, as bits so an option can belong to several. */
-enum { CLI_SCAN = 1, CLI_INFO = 2, CLI_GLOBAL = 4 };
+enum { CLI_SCAN = 1, CLI_INFO = 2, CLI_GLOBAL = 4, CLI_CLEAN = 8 };
 
 /* Tri-state settings: auto (decide from the terminal), off, on. */
 enum { CLI_AUTO = -1, CLI_OFF = 0, CLI_ON = 1 };
@@ -38,8 +39,23 @@ typedef struct cli_opts {
     int raw_only_given;     /* --shape/--endian/--offset seen (need --dtype) */
     const char *raw_only_name;
     na_open_opts_t open;    /* --max-header-bytes and the raw options */
+    int device;             /* --device: CLI_DEV_AUTO (default), _CPU, _CUDA */
+    int device_ordinal;     /* --device cuda:N */
+    na_checks_t checks;     /* --range, --max-abs, --cast-check, --max-*-fraction
+                             * (its fail_mask is replaced by fail_mask above) */
+    uint32_t checks_given;  /* NA_CK_* of the flags given (they beat --policy defaults) */
+    na_policy_t *policy;    /* --policy FILE, loaded while parsing (gate.c) */
+    int github;             /* --format github */
+    const char **reports;   /* every --report FILE, in order (owned array) */
+    size_t n_reports;
+    int report_format;      /* --report-format: CLI_RF_* for other extensions */
+    na_baseline_t *baseline; /* --baseline FILE, loaded while parsing (gate.c) */
     const char **inputs;    /* FILE|DIR|INDEX arguments (argv pointers) */
     size_t n_inputs;
+    int zscore_given;       /* --zscore seen (clean runs its step 2 then) */
+    int argc;               /* the command line, for clean's provenance entry */
+    char **argv;
+    cli_clean_opts_t clean; /* `clean` options (clean_cli.h) */
 } cli_opts_t;
 
 /* options.c: parse argv[first..] for subcommand o->cmd into o. Returns 0,
@@ -86,8 +102,52 @@ void cli_progress_init(cli_progress_t *p, int mode, uint64_t total_bytes);
 void cli_progress_add(void *ud, uint64_t bytes); /* na_scan_opts_t.progress */
 void cli_progress_end(cli_progress_t *p);
 
+/* device.c: --device auto|cpu|cuda[:N] and the backend of each tensor. */
+enum { CLI_DEV_AUTO = 0, CLI_DEV_CPU, CLI_DEV_CUDA };
+typedef struct cli_device {
+    int mode, ordinal;
+    na_backend_t cpu, gpu;
+    int gpu_state;            /* 0 not tried, 1 open, -1 unusable */
+    uint64_t on_gpu, on_cpu;  /* tensors scanned on each */
+    uint64_t on_cpu_kept;     /* of on_cpu: missing values, no stored data */
+    char name[40];            /* the report's "device" */
+    char note[NA_ERR_LEN + 64]; /* the report's "device_note" */
+} cli_device_t;
+/* "auto", "cpu", "cuda", "cuda:N" (N < 10000); -1 otherwise. */
+int cli_device_parse(const char *arg, int *mode, int *ordinal);
+/* 0, or 4 after printing why --device cuda cannot be used. */
+int cli_device_open(cli_device_t *d, int mode, int ordinal);
+na_status_t cli_device_scan(cli_device_t *d, const na_tensor_t *t, const na_scan_opts_t *so,
+                            na_result_t *r, na_err_t *err);
+/* Set rep->device ("cpu", "cuda:0", "cuda:0+cpu") and rep->device_note. */
+void cli_device_report(cli_device_t *d, na_report_t *rep);
+void cli_device_close(cli_device_t *d);
+
+/* gate.c: setters of the CI-gate flags (option table in options.c);
+ * 0, or 2 after a usage message. */
+int cli_set_range(cli_opts_t *o, const char *a, const char *n);
+int cli_set_max_abs(cli_opts_t *o, const char *a, const char *n);
+int cli_set_cast_check(cli_opts_t *o, const char *a, const char *n);
+int cli_set_max_fraction(cli_opts_t *o, const char *a, const char *n);
+int cli_set_policy(cli_opts_t *o, const char *a, const char *n);
+int cli_set_report_format(cli_opts_t *o, const char *a, const char *n);
+int cli_set_baseline(cli_opts_t *o, const char *a, const char *n);
+/* Append a --report FILE (0, or 4 on out of memory). */
+int cli_add_report(cli_opts_t *o, const char *path);
+/* Write every --report file of o (format by extension, then
+ * --report-format) with r->summary.exit_code = exit_code; returns
+ * exit_code merged with 4 for each that could not be written. */
+int cli_gate_write_reports(const cli_opts_t *o, na_report_t *r, int exit_code);
+enum { CLI_RF_JSON = 0, CLI_RF_JUNIT, CLI_RF_MARKDOWN, CLI_RF_SARIF };
+/* The checks for tensor `name`: --policy defaults, the flags (with
+ * --fail-on's mask), then the policy's matching rules. */
+void cli_gate_checks(const cli_opts_t *o, const char *name, na_checks_t *c);
+/* Free what the gate setters loaded (policy, baseline, report list). */
+void cli_gate_free(cli_opts_t *o);
+
 /* Subcommands: return the exit code. */
 int cli_scan(const cli_opts_t *o);
 int cli_info(const cli_opts_t *o);
+int cli_clean(const cli_opts_t *o); /* clean.c */
 
 #endif /* NA_CLI_H */

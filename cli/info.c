@@ -80,7 +80,14 @@ static int print_tensors(na_input_t *in)
                 fputs("  ", stdout);
                 pad(name, wn);
                 printf("  %-*s  %-*s  %" PRIu64 "%s\n", (int)wd, dt, (int)ws, shape,
-                       na_input_tensor_bytes(in, i), st == NA_OK ? "" : "  (not auditable)");
+                       na_input_tensor_bytes(in, i),
+                       st != NA_OK ? "  (not auditable)"
+                                   : t.src.read == NULL ? "  (skipped: not numeric)" : "");
+                /* HDF5: layout, chunks, filters, fill value */
+                char *det = esc(na_hdf5_detail(in, i));
+                if (det && *det)
+                    printf("      %s\n", det);
+                free(det);
             }
             free(name);
         }
@@ -117,6 +124,14 @@ static int info_file(const char *path, const cli_opts_t *o)
             printf("  metadata: %s = %s\n", ek, ev);
         free(ek);
         free(ev);
+    }
+    const char *const *notes; /* HDF5: external and dangling links */
+    size_t n_notes = na_hdf5_notes(in, &notes);
+    for (size_t k = 0; k < n_notes; k++) {
+        char *en = esc(notes[k]);
+        if (en)
+            printf("  note: %s\n", en);
+        free(en);
     }
     int rc = n ? print_tensors(in) : 0;
     na_input_close(in);

@@ -20,6 +20,8 @@ static int dispatch(int argc, char **argv)
         o.cmd = CLI_SCAN;
     else if (!strcmp(cmd, "info"))
         o.cmd = CLI_INFO;
+    else if (!strcmp(cmd, "clean"))
+        o.cmd = CLI_CLEAN;
     else if (cmd[0] != '-')
         return cli_usage(CLI_GLOBAL, "unknown command '%s'", cmd);
 
@@ -31,9 +33,11 @@ static int dispatch(int argc, char **argv)
     } else if (rc == 0 && !o.cmd) {
         rc = cli_usage(CLI_GLOBAL, "no command given");
     } else if (rc == 0) {
-        rc = o.cmd == CLI_SCAN ? cli_scan(&o) : cli_info(&o);
+        rc = o.cmd == CLI_SCAN ? cli_scan(&o) : (o.cmd == CLI_CLEAN ? cli_clean(&o) : cli_info(&o));
     }
     free(o.inputs);
+    cli_clean_opts_free(&o.clean);
+    cli_gate_free(&o);
     return rc;
 }
 

@@ -52,6 +52,7 @@ static int set_zscore(cli_opts_t *o, const char *a, const char *n)
     if (!*a || *end || errno || !isfinite(k) || k < 0)
         return BAD(o, n, a, "a number >= 0");
     o->zscore = k;
+    o->zscore_given = 1;
     return 0;
 }
 
@@ -78,14 +79,21 @@ static int set_fail_on(cli_opts_t *o, const char *a, const char *n)
     na_err_t err = {{0}};
     if (na_parse_fail_on(a, &o->fail_mask, &err) != NA_OK)
         return cli_usage(o->cmd, "%s", err.msg[0] ? err.msg : "--fail-on: bad list");
+    o->checks_given |= NA_CK_FAIL_ON; /* beats a --policy file's defaults */
     return 0;
 }
 
 static int set_format(cli_opts_t *o, const char *a, const char *n)
 {
+    if (o->cmd == CLI_SCAN && !strcmp(a, "github")) { /* annotations (gate.c) */
+        o->github = 1;
+        o->json = 0;
+        return 0;
+    }
     if (strcmp(a, "text") && strcmp(a, "json"))
-        return BAD(o, n, a, "text or json");
+        return BAD(o, n, a, o->cmd == CLI_SCAN ? "text, json or github" : "text or json");
     o->json = !strcmp(a, "json");
+    o->github = 0;
     return 0;
 }
 
@@ -94,7 +102,7 @@ static int set_report(cli_opts_t *o, const char *a, const char *n)
     if (!*a)
         return BAD(o, n, a, "a file name");
     o->report = a;
-    return 0;
+    return cli_add_report(o, a); /* scan: any number of them (gate.c) */
 }
 
 static int set_quiet(cli_opts_t *o, const char *a, const char *n) { o->quiet = 1; return 0; }
@@ -192,48 +200,176 @@ static int set_length(cli_opts_t *o, const char *a, const char *n)
     return 0;
 }
 
+/* HDF5 reader: seconds one answer of the libhdf5 process may take. */
+static int set_hdf5_timeout(cli_opts_t *o, const char *a, const char *n)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(a, &end);
+    if (!*a || *end || errno || !isfinite(v) || v < 0 || v > 86400)
+        return BAD(o, n, a, "a number of seconds from 0 to 86400");
+    o->open.hdf5_timeout = v;
+    return 0;
+}
+
+static int set_missing(cli_opts_t *o, const char *a, const char *n)
+{
+    if (strcmp(a, "auto") && strcmp(a, "none"))
+        return BAD(o, n, a, "auto or none");
+    o->open.missing_mode = strcmp(a, "none") ? NA_MISSING_AUTO : NA_MISSING_NONE;
+    return 0;
+}
+
+static int set_device(cli_opts_t *o, const char *a, const char *n)
+{
+    if (cli_device_parse(a, &o->device, &o->device_ordinal))
+        return BAD(o, n, a, "auto, cpu, cuda or cuda:N");
+    return 0;
+}
+
 #define S CLI_SCAN
 #define I CLI_INFO
 #define G CLI_GLOBAL
+#define C CLI_CLEAN
 static const cli_option_t opts[] = {
-    {"zscore", 0, "K", S, set_zscore,
+    {"zscore", 0, "K", S | C, set_zscore,
      "outlier when |x - mean| > K*std over finite values (std with ddof=0, "
      "population, as numpy and scipy.stats.zscore); default 6, 0 disables"},
-    {"max-locations", 0, "N", S, set_max_locations,
+    {"output", 'o', "FILE", C, cli_set_output,
+     "write the cleaned copy to FILE (required unless --dry-run)"},
+    {"samples", 0, NULL, C, cli_set_samples,
+     "axis 0 is the sample axis: per-feature statistics, 'drop' allowed (default for raw)"},
+    {"no-samples", 0, NULL, C, cli_set_no_samples,
+     "tensors are weights: one statistic per tensor, no 'drop' (default for safetensors)"},
+    {"global", 0, NULL, C, cli_set_global,
+     "with --samples: one statistic per tensor instead of one per feature"},
+    {"nonfinite", 0, "MODE", C, cli_set_nonfinite,
+     "NaN/Inf step: drop (remove the samples; default with samples), zero, mean, value=X "
+     "or keep (default for weights)"},
+    {"mad", 0, "K", C, cli_set_mad,
+     "outlier step with the modified z-score of Iglewicz & Hoaglin: "
+     "|0.6745 (x - median)/MAD| > K (3.5 is usual)"},
+    {"outliers", 0, "ACTION", C, cli_set_outliers,
+     "what --zscore/--mad do to an outlier: drop (the sample; default with samples), clip, "
+     "nan or mean; required for weights"},
+    {"normalize", 0, "MODE", C, cli_set_normalize,
+     "minmax (to --feature-range) or zscore (mean 0, std 1), after the other steps"},
+    {"feature-range", 0, "LO:HI", C, cli_set_feature_range,
+     "--normalize minmax target range (default 0:1)"},
+    {"max-drop-fraction", 0, "F", C, cli_set_max_drop,
+     "refuse to write (exit 1) when a step would drop more than this fraction of the "
+     "samples (default 0.1)"},
+    {"dry-run", 0, NULL, C, cli_set_dry_run, "compute and report everything, write nothing"},
+    {"save-params", 0, "FILE", C, cli_set_save_params,
+     "write every statistic used (per tensor, per feature) to FILE as JSON"},
+    {"apply-params", 0, "FILE", C, cli_set_apply_params,
+     "use the statistics of a --save-params FILE instead of computing them (fit on "
+     "train, apply to test); a bad FILE is exit 2"},
+    {"out-dtype", 0, "DTYPE", C, cli_set_out_dtype,
+     "dtype of the cleaned tensors (default: the input's; F32 for integers with "
+     "--normalize)"},
+    {"force", 0, NULL, C, cli_set_force, "overwrite an existing output file"},
+    {"include", 0, "GLOB", C, cli_set_include,
+     "clean only tensors whose name matches GLOB (repeatable); others are copied"},
+    {"exclude", 0, "GLOB", C, cli_set_exclude,
+     "do not clean tensors matching GLOB (repeatable); they are copied"},
+    {"no-fsync", 0, NULL, C, cli_set_no_fsync,
+     "skip fsync of the output and its directory (faster; after a power loss the renamed "
+     "file may be empty or partial)"},
+    {"allow-misaligned", 0, NULL, C, cli_set_allow_misaligned,
+     "allow dropping samples from a tensor when another tensor has the same number of "
+     "rows (refused by default: it would misalign them)"},
+    {"max-locations", 0, "N", S | C, set_max_locations,
      "report the first N row-major indices of NaN, Inf and outliers per tensor (default 5)"},
     {"threads", 0, "N", S, set_threads, "scan with N threads (default: all cores)"},
     {"fail-on", 0, "LIST", S, set_fail_on,
-     "finding kinds that make the exit code 1 (default nan,inf; e.g. nan,inf,outliers; none)"},
-    {"format", 0, "FMT", S, set_format, "report on stdout as text (default) or json"},
-    {"report", 0, "FILE", S, set_report,
-     "also write the JSON report to FILE (overwritten if it exists)"},
-    {"quiet", 'q', NULL, S, set_quiet, "print only findings, errors and the summary"},
+     "finding kinds that make the exit code 1 (default nan,inf; e.g. nan,inf,outliers; none). "
+     "Kinds: nan, inf (pos_inf, neg_inf), outliers, subnormal, zero_tensor, range, max_abs, "
+     "cast_overflow, cast_underflow, negative (reported for *running_var* and *exp_avg_sq* "
+     "tensors, which must be >= 0)"},
+    {"policy", 0, "FILE", S, cli_set_policy,
+     "YAML gate policy: defaults and per-tensor rules by glob (see nanaudit(1), POLICY); "
+     "flags beat its defaults, its matching rules beat flags"},
+    {"baseline", 0, "FILE", S, cli_set_baseline,
+     "JSON report of an earlier scan: findings it already has, keyed by (file path as given, "
+     "tensor, kind), fail only when their count grew"},
+    {"range", 0, "LO:HI", S, cli_set_range,
+     "finding 'range' for finite values outside [LO, HI] (e.g. 0:255 for pixels; "
+     "LO: or :HI leave one side open)"},
+    {"max-abs", 0, "X", S, cli_set_max_abs,
+     "finding 'max_abs' for finite values with |x| > X (weights blowing up)"},
+    {"cast-check", 0, "DTYPE", S, cli_set_cast_check,
+     "findings 'cast_overflow' (finite values that round to Inf, or to NaN for F8_E4M3: "
+     "|x| > 464) and 'cast_underflow' (nonzero values that round to 0) for a cast to "
+     "F16, BF16, F8_E4M3 or F8_E5M2 under round-to-nearest-even"},
+    {"max-nan-fraction", 0, "F", S, cli_set_max_fraction,
+     "tolerance: nan fails only when more than F (0..1) of a tensor's elements are NaN"},
+    {"max-inf-fraction", 0, "F", S, cli_set_max_fraction,
+     "tolerance: pos_inf/neg_inf fail only when +Inf and -Inf together exceed F of the elements"},
+    {"max-outlier-fraction", 0, "F", S, cli_set_max_fraction,
+     "tolerance: outliers fail only when more than F of the elements are outliers"},
+    {"format", 0, "FMT", S | C, set_format,
+     "report on stdout as text (default) or json; scan also github (GitHub Actions "
+     "::error/::warning annotations, one per finding)"},
+    {"report", 0, "FILE", S | C, set_report,
+     "also write the report to FILE (overwritten if it exists); scan: repeatable, the format "
+     "from the extension: .json JSON, .xml JUnit XML, .md Markdown, .sarif SARIF 2.1.0"},
+    {"report-format", 0, "FMT", S, cli_set_report_format,
+     "format of --report files whose extension is none of those: json (default), junit, "
+     "markdown or sarif"},
+    {"device", 0, "DEV", S, set_device,
+     "where to scan: auto (default: the GPU for tensors of 32 MiB or more when a usable "
+     "one exists, else the CPU), cpu, cuda or cuda:N (GPU N; exit 4 when unusable)"},
+    {"quiet", 'q', NULL, S | C, set_quiet, "print only findings, errors and the summary"},
     {"progress", 0, NULL, S, set_progress, "always show progress on stderr"},
     {"no-progress", 0, NULL, S, set_no_progress,
      "never show progress (default: on a terminal, for scans over ~1 s)"},
     {"color", 0, "WHEN", S, set_color,
      "colour the text report: auto (default: on a terminal, unless NO_COLOR is set), always, never"},
-    {"max-header-bytes", 0, "N", S | I, set_max_header,
+    {"max-header-bytes", 0, "N", S | I | C, set_max_header,
      "accept safetensors headers up to N bytes (default 100000000)"},
-    {"dtype", 0, "DTYPE", S | I, set_dtype,
+    {"dtype", 0, "DTYPE", S | I | C, set_dtype,
      "read every input as raw data of this safetensors dtype (F32, BF16, I16, ...)"},
-    {"shape", 0, "DIMS", S | I, set_shape,
+    {"shape", 0, "DIMS", S | I | C, set_shape,
      "raw: shape as 15x10x22 or 15,10,22 (default 1-D from the size)"},
-    {"endian", 0, "ORDER", S | I, set_endian, "raw: byte order little (default) or big"},
-    {"offset", 0, "BYTES", S | I, set_offset, "raw: skip BYTES at the start of each file"},
-    {"length", 0, "BYTES", S | I, set_length,
+    {"endian", 0, "ORDER", S | I | C, set_endian, "raw: byte order little (default) or big"},
+    {"offset", 0, "BYTES", S | I | C, set_offset, "raw: skip BYTES at the start of each file"},
+    {"length", 0, "BYTES", S | I | C, set_length,
      "raw: BYTES of data after --offset (default: up to the end of the file)"},
-    {"help", 'h', NULL, S | I | G, set_help, "show this help and exit"},
-    {"version", 'V', NULL, S | I | G, set_version, "show the version and exit"},
+    {"missing", 0, "MODE", S, set_missing,
+     "HDF5/netCDF: auto (default) counts finite values equal to a dataset's _FillValue or "
+     "missing_value attribute as 'missing', outside the statistics; none ignores them"},
+    {"hdf5-timeout", 0, "SECONDS", S | I, set_hdf5_timeout,
+     "HDF5: stop the libhdf5 reader process when one answer takes longer (default 60, "
+     "0 = no limit); that file is then an error (exit 3)"},
+    {"help", 'h', NULL, S | I | G | C, set_help, "show this help and exit"},
+    {"version", 'V', NULL, S | I | G | C, set_version, "show the version and exit"},
 };
+#undef C
 #undef S
+/* `clean --help` texts of shared options whose meaning differs there. */
+static const struct {
+    const char *name, *help;
+} clean_help[] = {
+    {"zscore", "outlier step: flag |x - mean| > K*std (ddof=0), K > 0; no outlier step "
+               "without --zscore or --mad"},
+    {"max-locations", "report the first N dropped sample indices per tensor (default 5)"},
+};
+
+static const char *help_for(int cmd, size_t i)
+{
+    for (size_t k = 0; cmd == CLI_CLEAN && k < sizeof clean_help / sizeof clean_help[0]; k++)
+        if (!strcmp(clean_help[k].name, opts[i].name))
+            return clean_help[k].help;
+    return opts[i].help;
+}
 #undef I
 #undef G
 #define NOPTS (sizeof opts / sizeof opts[0])
 
 const char *cli_cmd_name(int cmd)
 {
-    return cmd == CLI_SCAN ? "scan" : (cmd == CLI_INFO ? "info" : "");
+    return cmd == CLI_SCAN ? "scan" : (cmd == CLI_INFO ? "info" : (cmd == CLI_CLEAN ? "clean" : ""));
 }
 
 void cli_opts_init(cli_opts_t *o)
@@ -245,6 +381,8 @@ void cli_opts_init(cli_opts_t *o)
     o->progress = CLI_AUTO;
     o->color = CLI_AUTO;
     na_open_opts_init(&o->open);
+    na_checks_init(&o->checks);
+    cli_clean_opts_init(&o->clean);
 }
 
 /* The table entry for "--name" (name without dashes, len bytes) or -c. */
@@ -287,6 +425,8 @@ static int parse_one(int argc, char **argv, int *i, cli_opts_t *o)
 int cli_parse(int argc, char **argv, int first, cli_opts_t *o)
 {
     int only_files = 0;
+    o->argc = argc;
+    o->argv = argv;
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);
     if (!o->inputs) {
         cli_error(NULL, "out of memory");
@@ -344,13 +484,16 @@ void cli_print_help(int cmd)
                "Audit checkpoints and datasets for NaN, Inf and outliers.\n\n"
                "Commands:\n"
                "  scan [options] FILE|DIR|INDEX...  scan every tensor; report; exit code for CI\n"
-               "  info [options] FILE...            list tensors, dtypes, shapes, metadata\n\n"
+               "  info [options] FILE...            list tensors, dtypes, shapes, metadata\n"
+               "  clean [options] -o OUT FILE       write a cleaned copy and a change report\n\n"
                "Options:\n");
     } else if (cmd == CLI_SCAN) {
         printf("Usage: nanaudit scan [options] FILE|DIR|INDEX...\n"
                "Scan every tensor for NaN, Inf and z-score outliers. Statistics are over\n"
                "finite values, in double; std is the population std (ddof=0).\n\n"
                "Options:\n");
+    } else if (cmd == CLI_CLEAN) {
+        fputs(cli_clean_help_head, stdout);
     } else {
         printf("Usage: nanaudit info [options] FILE...\n"
                "List tensors, dtypes, shapes, bytes and metadata (headers only).\n\n"
@@ -365,7 +508,13 @@ void cli_print_help(int cmd)
                  opts[i].short_name ? ", " : " ", opts[i].name, opts[i].arg ? " " : "",
                  opts[i].arg ? opts[i].arg : "");
         printf("  %-26s", left);
-        print_wrapped(opts[i].help, 29, 79);
+        print_wrapped(help_for(cmd, i), 29, 79);
+    }
+    if (cmd == CLI_CLEAN) {
+        printf("\nExit status: 0 written; 1 written but NaN/Inf remain (--nonfinite keep, a\n"
+               "feature without finite values), or refused by --max-drop-fraction; 2 usage;\n"
+               "3 unreadable input; 4 write or verification failure. See nanaudit(1).\n");
+        return;
     }
     printf("\nExit status: 0 clean, 1 findings fail the policy, 2 usage error,\n"
            "3 an input could not be read or audited, 4 internal error (highest wins).\n"

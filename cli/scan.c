@@ -23,6 +23,7 @@ typedef struct scan_run {
     na_walk_t walk;
     size_t *index_entry;   /* report file slot of each index in walk */
     na_scan_opts_t so;
+    cli_device_t dev;      /* --device: backend per tensor (device.c) */
     cli_progress_t prog;
     int exit_code;
     size_t audited;        /* data files opened successfully */
@@ -72,11 +73,23 @@ static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
     if (!e) {
         st = NA_E_NOMEM;
         snprintf(err.msg, sizeof err.msg, "out of memory");
+    } else if (st == NA_OK && t.src.read == NULL) {
+        /* not numeric data (format.h): listed as skipped */
+        st = na_tensor_report_set_status(e, NA_TS_SKIPPED, err.msg);
     } else if (st == NA_OK) {
-        st = na_scan_tensor(&t, &s->so, &res, &err);
+        na_checks_t ck; /* the flags, then --policy rules for this name (gate.c) */
+        na_extra_t ex;
+        na_scan_opts_t so = s->so;
+        cli_gate_checks(s->o, t.name, &ck);
+        na_checks_extra(&ck, t.name, &ex);
+        so.extra = &ex;
+        st = cli_device_scan(&s->dev, &t, &so, &res, &err);
+        if (st == NA_OK && ex.n > 0 && !res.extra_done) /* a backend without them (CUDA) */
+            st = na_scan_extra(&t, &so, &res, &err);
         if (st == NA_OK) {
-            size_t n = na_findings(&t, &res, s->o->fail_mask, fnd, NA_K_COUNT);
+            size_t n = na_findings_checked(&t, &res, &ck, fnd, NA_K_COUNT);
             n = n > NA_K_COUNT ? NA_K_COUNT : n;
+            na_baseline_apply(s->o->baseline, f->path, t.name, fnd, n); /* --baseline */
             for (size_t k = 0; k < n; k++)
                 if (fnd[k].fails)
                     s->exit_code = cli_exit_merge(s->exit_code, 1);
@@ -168,6 +181,11 @@ static void scan_file(scan_run_t *s, const na_walk_item_t *it)
         return;
     }
     size_t slot = s->rep->n_files - 1, n = na_input_count(in);
+    const char *const *notes; /* HDF5: external and dangling links */
+    size_t n_notes = na_hdf5_notes(in, &notes);
+    for (size_t k = 0; k < n_notes; k++)
+        if (na_file_report_add_note(&s->rep->files[slot], notes[k]) != NA_OK)
+            s->exit_code = cli_exit_merge(s->exit_code, 4);
     for (size_t i = 0; i < n; i++)
         scan_one(s, in, slot, i);
     if (it->from_index)
@@ -239,27 +257,16 @@ static int use_color(const cli_opts_t *o)
     return isatty(1) && !(nc && *nc);
 }
 
-/* --report FILE: written first so a failure shows in every report. */
+/* --report FILEs: written first so a failure shows in every report. */
 static void write_outputs(scan_run_t *s)
 {
     na_report_t *r = s->rep;
-    if (s->o->report) {
-        r->summary.exit_code = s->exit_code;
-        FILE *fp = fopen(s->o->report, "w");
-        na_status_t st = fp ? na_report_write_json(r, fp) : NA_E_WRITE;
-        int e = fp ? (st == NA_OK && fclose(fp) == 0 ? 0 : errno) : errno;
-        if (fp && st != NA_OK)
-            fclose(fp);
-        if (st != NA_OK || e) {
-            cli_error(s->o->report, "cannot write report: %s", e ? strerror(e) : na_status_str(st));
-            s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(
-                                                            st == NA_E_NOMEM ? st : NA_E_WRITE));
-        }
-    }
+    s->exit_code = cli_gate_write_reports(s->o, r, s->exit_code); /* gate.c */
     r->summary.exit_code = s->exit_code;
     na_text_opts_t to = {use_color(s->o), s->o->quiet};
-    na_status_t st = s->o->json ? na_report_write_json(r, stdout)
-                                : na_report_write_text(r, &to, stdout);
+    na_status_t st = s->o->github ? na_report_write_github(r, stdout)
+                     : s->o->json ? na_report_write_json(r, stdout)
+                                  : na_report_write_text(r, &to, stdout);
     if (st != NA_OK) {
         cli_error(NULL, "cannot write the report to standard output: %s", na_status_str(st));
         s->exit_code = cli_exit_merge(s->exit_code, 4);
@@ -272,7 +279,10 @@ int cli_scan(const cli_opts_t *o)
     na_err_t err = {{0}};
     memset(&s, 0, sizeof s);
     s.o = o;
+    if (cli_device_open(&s.dev, o->device, o->device_ordinal) != 0)
+        return 4; /* --device cuda without a usable GPU: before any input */
     if (!(s.rep = na_report_new())) {
+        cli_device_close(&s.dev);
         cli_error(NULL, "out of memory");
         return 4;
     }
@@ -299,7 +309,9 @@ int cli_scan(const cli_opts_t *o)
         cli_progress_end(&s.prog);
     }
     na_report_summarize(s.rep);
+    cli_device_report(&s.dev, s.rep);
     write_outputs(&s);
+    cli_device_close(&s.dev);
     na_walk_free(&s.walk);
     free(s.index_entry);
     na_report_free(s.rep);

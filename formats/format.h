@@ -34,7 +34,11 @@ typedef enum na_kind_of_file {
     NA_FILE_GIT_LFS,      /* "version https://git-lfs.github.com/spec/v1" */
     NA_FILE_NETCDF3,      /* "CDF\x01" / "CDF\x02" / "CDF\x05" */
     NA_FILE_EMPTY,        /* zero bytes */
-    NA_FILE_RAW           /* forced by --dtype */
+    NA_FILE_RAW,          /* forced by --dtype */
+    NA_FILE_NPY,          /* "\x93NUMPY" (npy.c) */
+    NA_FILE_NPZ,          /* zip whose members are all *.npy (npz.c) */
+    NA_FILE_TORCH,        /* zip with one DIR/data.pkl: torch.save (torch.c) */
+    NA_FILE_PICKLE        /* \x80 then protocol 2..5: legacy torch.save (torch.c) */
 } na_kind_of_file_t;
 
 /* Options that affect opening. */
@@ -51,7 +55,15 @@ typedef struct na_open_opts {
      * default) = up to the end of the (inflated) file. Lets a user skip a
      * trailer, e.g. the 4-byte end marker of a Fortran record. */
     uint64_t raw_length;
+    /* HDF5: seconds the reader process may take for one answer (catalog
+     * entry or data window) before it is stopped (--hdf5-timeout); 0 =
+     * no limit. Default 60. */
+    double hdf5_timeout;
+    /* CF missing values (_FillValue, missing_value): NA_MISSING_AUTO
+     * honours them, NA_MISSING_NONE ignores them (--missing). */
+    int missing_mode;
 } na_open_opts_t;
+enum { NA_MISSING_AUTO = 0, NA_MISSING_NONE = 1 };
 #define NA_RAW_TO_EOF UINT64_MAX
 
 void na_open_opts_init(na_open_opts_t *o);
@@ -72,6 +84,17 @@ typedef struct na_format {
 
 extern const na_format_t na_format_safetensors;
 extern const na_format_t na_format_raw;
+extern const na_format_t na_format_npy;   /* npy.c */
+extern const na_format_t na_format_npz;   /* npz.c */
+extern const na_format_t na_format_torch; /* torch.c: zip and legacy */
+extern const na_format_t na_format_hdf5;  /* hdf5.c: HDF5, netCDF-4, MATLAB v7.3 */
+
+/* HDF5 only (hdf5.c); for an input of another format they return 0 /
+ * NULL. Notes: file-level remarks (external or dangling links), valid
+ * until the input is closed. Detail: entry i's storage for `info`
+ * ("chunked [5,5] 4/4 chunks allocated filters=deflate(1) fill=0"). */
+size_t na_hdf5_notes(const na_input_t *in, const char *const **notes);
+const char *na_hdf5_detail(const na_input_t *in, size_t i);
 
 /* safetensors only (safetensors.c), for checking a shard against its
  * index: the stored tensor names in storage order, one per stored tensor
@@ -129,7 +152,9 @@ size_t na_input_count(const na_input_t *in);             /* tensors listed */
 /* Entry i in storage order. For a C64 tensor the input lists two entries,
  * NAME.real and NAME.imag. When the entry cannot be audited (unsupported
  * dtype), *status is NA_E_UNSUPPORTED and err says why; t still has the
- * name, dtype and shape. */
+ * name, dtype and shape. An entry that is not numeric data (a string
+ * array in an .npy) returns NA_OK with t->src.read == NULL and the reason
+ * in err: the caller lists it as skipped. */
 na_status_t na_input_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t *err);
 /* Header-level metadata (safetensors __metadata__): n pairs. */
 size_t na_input_metadata_count(const na_input_t *in);

@@ -18,7 +18,9 @@
  *  - a shard path must stay inside the index's directory: absolute paths
  *    and ".." components are refused. HF writes bare file names; a
  *    hostile index could otherwise make an auditor read any file on the
- *    machine (and report its name and size) - decided in issue 2;
+ *    machine (and report its name and size) - decided in issue 2. The
+ *    check is on the text only: symlinks are followed, as they must be in
+ *    an HF cache, where snapshots/REV/shard links to ../../blobs/HASH;
  *  - every tensor of a shard is in the weight_map, mapped to that shard;
  *    every weight_map entry of a shard is in that shard; no tensor is in
  *    two shards; every shard was read; total_size matches.
@@ -60,6 +62,10 @@ struct na_index {
 
 /* ---- loading ------------------------------------------------------ */
 
+/* HF indexes are kilobytes to a few MiB (about 100 bytes per tensor); a
+ * bigger "index" is refused rather than read into memory. */
+#define INDEX_MAX_BYTES ((size_t)256 << 20)
+
 static na_status_t read_whole(const char *path, char **buf, size_t *len, na_err_t *err)
 {
     FILE *f = fopen(path, "rb");
@@ -67,11 +73,16 @@ static na_status_t read_whole(const char *path, char **buf, size_t *len, na_err_
         return na_err_set(err, errno == ENOENT ? NA_E_NOTFOUND : NA_E_IO,
                           "cannot open the index: %s", strerror(errno));
     size_t cap = 1 << 16, n = 0;
+    int too_big = 0;
     char *b = malloc(cap);
     while (b != NULL) {
         n += fread(b + n, 1, cap - n, f);
         if (n < cap)
             break;
+        if (cap >= INDEX_MAX_BYTES) {
+            too_big = 1;
+            break;
+        }
         char *nb = realloc(b, cap * 2);
         if (nb == NULL)
             free(b);
@@ -82,9 +93,12 @@ static na_status_t read_whole(const char *path, char **buf, size_t *len, na_err_
     fclose(f);
     if (b == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory reading the index");
-    if (bad) {
+    if (bad || too_big) {
         free(b);
-        return na_err_set(err, NA_E_IO, "read error on the index");
+        if (bad)
+            return na_err_set(err, NA_E_IO, "read error on the index");
+        return na_err_set(err, NA_E_FORMAT, "index is %zu bytes or more: too big for a "
+                          "sharded-checkpoint index", INDEX_MAX_BYTES);
     }
     *buf = b;
     *len = n;

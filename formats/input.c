@@ -23,6 +23,8 @@ void na_open_opts_init(na_open_opts_t *o)
         o->raw_shape[i] = 0;
     o->window_bytes = NA_DEFAULT_WINDOW_BYTES;
     o->raw_length = NA_RAW_TO_EOF;
+    o->hdf5_timeout = 60.0;
+    o->missing_mode = NA_MISSING_AUTO;
 }
 
 na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t **out,
@@ -45,6 +47,16 @@ na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t 
         return st;
     }
     const na_format_t *f = p.kind == NA_FILE_RAW ? &na_format_raw : &na_format_safetensors;
+    if (p.kind == NA_FILE_NPY)
+        f = &na_format_npy;
+    else if (p.kind == NA_FILE_NPZ)
+        f = &na_format_npz;
+    else if (p.kind == NA_FILE_TORCH || p.kind == NA_FILE_PICKLE)
+        f = &na_format_torch;
+#if NA_HAVE_HDF5
+    if (p.kind == NA_FILE_HDF5)
+        f = &na_format_hdf5;
+#endif
     return f->open(path, fd, o, out, err); /* f->open owns fd now */
 }
 

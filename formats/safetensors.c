@@ -21,10 +21,12 @@
  * NaN could hide in the copy an auditor does not look at.
  *
  * Each rule has its own one-line message naming the tensor and numbers.
- * Parsing is linear in the number of tensors apart from the sort by
- * offsets: jansson's hash table for the JSON, then flat arrays (names in
- * one arena, dims in one array) so a million-entry header costs a few
- * hundred bytes per tensor while parsing and ~60 bytes after.
+ * Parsing is linear in the number of tensors apart from the O(n log n)
+ * sort by offsets: jansson's hash table for the JSON (about 1 KiB per
+ * tensor while it lives), then flat arrays (names in one arena, dims in
+ * one array, about 100 bytes per tensor) once the tree is freed. Measured:
+ * 1,000,000 tensors open in ~8 s with a 1.07 GB peak on a loaded 2-core
+ * machine, most of it jansson's parse and free.
  *
  * Tensors are listed in storage (data_offsets) order; a C64 tensor is
  * listed as NAME.real and NAME.imag (F32, element stride 8, offset 0/4).
@@ -333,7 +335,9 @@ static na_status_t parse_shape(st_input_t *in, st_tensor_t *t, const json_t *v, 
         return na_err_set(err, NA_E_NOMEM, "out of memory");
     t->dims_off = in->n_dims;
     t->ndim = nd;
-    uint64_t *d = in->dims + in->n_dims;
+    /* dims is still NULL when every tensor so far is a scalar, and
+     * NULL + 0 is undefined behaviour (clang UBSan, found by fuzzing) */
+    uint64_t *d = nd ? in->dims + in->n_dims : NULL;
     uint64_t elements = 1;
     int overflow = 0;
     for (size_t i = 0; i < nd; i++) {
@@ -387,7 +391,9 @@ static na_status_t check_size(st_input_t *in, const st_tensor_t *t, const char *
     const char *dn = na_dtype_name(t->dtype);
     if (t->elements > UINT64_MAX / bits)
         return na_err_set(err, NA_E_FORMAT, "tensor '%s': size in bits of shape %s x %s overflows "
-                          "64 bits", tn, fmt_shape(in->dims + t->dims_off, t->ndim, sb, sizeof sb),
+                          "64 bits", tn,
+                          fmt_shape(t->ndim ? in->dims + t->dims_off : NULL, t->ndim, sb,
+                                    sizeof sb),
                           dn);
     uint64_t nbits = t->elements * bits;
     if (nbits % 8 != 0)
@@ -396,7 +402,8 @@ static na_status_t check_size(st_input_t *in, const st_tensor_t *t, const char *
     if (nbits / 8 != t->end - t->begin)
         return na_err_set(err, NA_E_FORMAT, "tensor '%s': shape %s of %s needs %llu bytes but "
                           "data_offsets [%llu, %llu] hold %llu", tn,
-                          fmt_shape(in->dims + t->dims_off, t->ndim, sb, sizeof sb), dn,
+                          fmt_shape(t->ndim ? in->dims + t->dims_off : NULL, t->ndim, sb,
+                                    sizeof sb), dn,
                           (unsigned long long)(nbits / 8), (unsigned long long)t->begin,
                           (unsigned long long)t->end, (unsigned long long)(t->end - t->begin));
     return NA_OK;

@@ -17,8 +17,14 @@
  *  - netCDF-3 classic: "CDF" then version byte 1, 2 or 5 (CDF-5)
  *    (https://docs.unidata.ucar.edu/netcdf-c/current/file_format_specifications.html);
  *  - JSON: first non-whitespace byte '{' or '[' (RFC 8259); an HF index
- *    is a JSON object with a "weight_map" key.
+ *    is a JSON object with a "weight_map" key;
+ *  - NumPy .npy: "\x93NUMPY" (numpy.lib.format);
+ *  - pickle: \x80 (PROTO) then protocol 2..5 (CPython pickletools); a
+ *    legacy torch.save file starts with the pickled magic number;
+ *  - a zip is told apart by its member names (zip.c, na_zip_classify):
+ *    torch.save archive (DIR/data.pkl), .npz (only *.npy) or other.
  */
+#include "npt.h" /* na_zip_open, na_zip_classify */
 #include "format.h"
 
 #include <errno.h>    /* errno */
@@ -96,6 +102,10 @@ na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
         return NA_FILE_ZIP;
     if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
         return NA_FILE_GZIP;
+    if (n >= 6 && memcmp(head, "\x93NUMPY", 6) == 0)
+        return NA_FILE_NPY;
+    if (n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+        return NA_FILE_PICKLE;
     if (n >= sizeof lfs_sig - 1 && memcmp(head, lfs_sig, sizeof lfs_sig - 1) == 0)
         return NA_FILE_GIT_LFS;
     if (n >= 4 && memcmp(head, "CDF", 3) == 0 && (head[3] == 1 || head[3] == 2 || head[3] == 5))
@@ -121,6 +131,10 @@ const char *na_kind_of_file_str(na_kind_of_file_t k)
     case NA_FILE_NETCDF3: return "netCDF-3 classic";
     case NA_FILE_EMPTY: return "empty file";
     case NA_FILE_RAW: return "raw";
+    case NA_FILE_NPY: return "NumPy .npy";
+    case NA_FILE_NPZ: return "NumPy .npz";
+    case NA_FILE_TORCH: return "PyTorch checkpoint";
+    case NA_FILE_PICKLE: return "pickle (legacy PyTorch checkpoint)";
     case NA_FILE_UNKNOWN: break;
     }
     return "unrecognised content";
@@ -202,6 +216,25 @@ static na_status_t refine_json(int fd, uint64_t size, na_kind_of_file_t *kind, n
     return st;
 }
 
+/* ZIP -> TORCH / NPZ by member names. A zip minizip cannot read is
+ * still classified by the first local header's name, so that a damaged
+ * checkpoint gets the zip reader's precise error instead of "not
+ * supported". */
+static na_kind_of_file_t refine_zip(int fd, uint64_t size, const uint8_t *head, size_t n)
+{
+    na_zip_t *z = NULL;
+    int fd2 = dup(fd);
+    na_kind_of_file_t k = NA_FILE_ZIP;
+    if (fd2 >= 0 && na_zip_open(fd2, size, &z, NULL) == NA_OK)
+        k = na_zip_classify(z);
+    else if (memmem(head, n, "/data.pkl", 9) != NULL)
+        k = NA_FILE_TORCH;
+    else if (memmem(head, n, ".npy", 4) != NULL)
+        k = NA_FILE_NPZ;
+    na_zip_close(z); /* closes fd2; when open failed, it closed it too */
+    return k;
+}
+
 static const char *file_type_str(mode_t m)
 {
     if (S_ISDIR(m)) return "directory";
@@ -239,6 +272,8 @@ static na_status_t sniff_fd(int fd, int raw_mode, na_probe_t *p, na_err_t *err)
         p->kind = NA_FILE_HDF5;
     if (p->kind == NA_FILE_JSON)
         st = refine_json(fd, p->size, &p->kind, err);
+    if (p->kind == NA_FILE_ZIP)
+        p->kind = refine_zip(fd, p->size, head, n);
     return st;
 }
 
@@ -290,6 +325,10 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
     case NA_FILE_SAFETENSORS:
     case NA_FILE_INDEX:
     case NA_FILE_RAW:
+    case NA_FILE_NPY:
+    case NA_FILE_NPZ:
+    case NA_FILE_TORCH:
+    case NA_FILE_PICKLE:
         return NA_OK;
     case NA_FILE_GIT_LFS:
         if (p->lfs_size != UINT64_MAX)
@@ -300,10 +339,11 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
                           "Git LFS pointer: the real file was not downloaded");
     case NA_FILE_ZIP:
         return na_err_set(err, NA_E_UNSUPPORTED,
-                          "zip archive, probably a PyTorch checkpoint: not supported yet");
+                          "zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) "
+                          "nor a NumPy .npz (not only .npy members)");
     case NA_FILE_HDF5:
 #if NA_HAVE_HDF5
-        return na_err_set(err, NA_E_UNSUPPORTED, "HDF5 support is not implemented yet");
+        return NA_OK; /* hdf5.c */
 #else
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "HDF5 file, but this nanaudit was built without HDF5");

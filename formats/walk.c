@@ -236,10 +236,14 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
     if (s != NULL && !c->w->items[s->item].from_index) {
         it = &c->w->items[s->item];
     } else {
-        if (st == NA_OK && p.kind != NA_FILE_SAFETENSORS && na_probe_check(&p, &e) == NA_OK)
+        /* HF shards: safetensors, or torch.save files for a
+         * pytorch_model.bin.index.json (zip or legacy) */
+        int shard_kind = p.kind == NA_FILE_SAFETENSORS || p.kind == NA_FILE_TORCH ||
+                         p.kind == NA_FILE_PICKLE;
+        if (st == NA_OK && !shard_kind && na_probe_check(&p, &e) == NA_OK)
             na_err_set(&e, NA_E_FORMAT, "shard is not a safetensors file (%s)",
                        na_kind_of_file_str(p.kind));
-        if (st != NA_OK || p.kind != NA_FILE_SAFETENSORS) {
+        if (st != NA_OK || !shard_kind) {
             if (add_noted(c, path, p.kind, 0, 1, e.msg) != NA_OK)
                 return nomem(c);
             it = &c->w->items[c->w->n - 1];

@@ -123,14 +123,7 @@ void na_unravel(uint64_t flat, int ndim, const uint64_t *shape, uint64_t *idx)
  * alignment do not matter. */
 static uint64_t load_uint(const void *p, unsigned nbytes, na_endian_t e)
 {
-    unsigned char b[8];
-    memcpy(b, p, nbytes);
-    uint64_t u = 0;
-    for (unsigned i = 0; i < nbytes; i++) {
-        unsigned j = e == NA_BIG ? i : nbytes - 1 - i; /* most significant first */
-        u = (u << 8) | b[j];
-    }
-    return u;
+    return na_load_uint((const unsigned char *)p, nbytes, e == NA_BIG); /* decode.h */
 }
 
 /* ---- integers -------------------------------------------------------- */
@@ -140,11 +133,7 @@ static na_class_t int_class(double v) { return v == 0 ? NA_CL_ZERO : NA_CL_NORMA
 /* Two's complement value of the low `bits` bits of u. */
 static int64_t sign_extend(uint64_t u, unsigned bits)
 {
-    uint64_t m = 1ull << (bits - 1);
-    uint64_t x = (u ^ m) - m; /* wraps: the standard two's complement trick */
-    int64_t r;
-    memcpy(&r, &x, sizeof r);
-    return r;
+    return na_sign_extend(u, bits); /* decode.h, shared with the GPU */
 }
 
 /* ---- 8-bit floats ----------------------------------------------------- */
@@ -245,35 +234,7 @@ static na_class_t decode_ieee(na_dtype_t dt, na_endian_t e, const void *p, doubl
 
 /* ---- x87 80-bit extended ---------------------------------------------- */
 
-/* sig * 2^e2 rounded once to the nearest double, ties to even (the
- * IEEE default, and what the x87 FST to double does), subnormal results
- * included: the bits to drop are chosen so that the result has at most
- * 53 significant bits and an exponent >= -1074, then rounded by hand,
- * then scaled exactly. Overflow gives +Inf (the caller saturates). */
-static double round_to_double(uint64_t sig, int e2)
-{
-    int nbits = 0;
-    for (uint64_t t = sig; t; t >>= 1)
-        nbits++;
-    int s = nbits - 53;
-    if (-1074 - e2 > s)
-        s = -1074 - e2;
-    if (s <= 0)
-        return ldexp((double)sig, e2);
-    if (s > 64)
-        return 0.0;
-    uint64_t m, rem, half = 1ull << (s - 1);
-    if (s == 64) {
-        m = 0;
-        rem = sig;
-    } else {
-        m = sig >> s;
-        rem = sig & ((1ull << s) - 1);
-    }
-    if (rem > half || (rem == half && (m & 1)))
-        m++;
-    return ldexp((double)m, e2 + s); /* m <= 2^53: exact as a double */
-}
+/* Rounding to double: na_f80_round in decode.h (shared with the GPU). */
 
 /* Layout: 64-bit significand with an explicit integer bit J (bit 63),
  * then 15-bit exponent (bias 16383) and the sign. Little endian: bytes
@@ -294,24 +255,7 @@ static na_class_t decode_f80(na_endian_t e, const void *p, double *value)
     const unsigned char *b = (const unsigned char *)p;
     uint64_t sig = e == NA_BIG ? load_uint(b + 2, 8, e) : load_uint(b, 8, e);
     unsigned se = (unsigned)(e == NA_BIG ? load_uint(b, 2, e) : load_uint(b + 8, 2, e));
-    unsigned ex = se & 0x7fff;
-    int neg = (se >> 15) & 1;
-    int j = (int)(sig >> 63);
-    if (ex == 0x7fff) {
-        if (!j || (sig << 1) != 0)
-            return nan_out(value);
-        *value = neg ? -INFINITY : INFINITY;
-        return neg ? NA_CL_NEG_INF : NA_CL_POS_INF;
-    }
-    if (ex != 0 && !j)
-        return nan_out(value);
-    double mag = round_to_double(sig, (ex == 0 ? 1 : (int)ex) - 16383 - 63);
-    if (mag > DBL_MAX)
-        mag = DBL_MAX;
-    *value = neg ? -mag : mag;
-    if (ex == 0)
-        return sig == 0 ? NA_CL_ZERO : NA_CL_SUBNORMAL;
-    return NA_CL_NORMAL;
+    return (na_class_t)na_f80_decode(sig, se, value); /* decode.h, shared with the GPU */
 }
 
 /* ---- the dispatcher ---------------------------------------------------- */

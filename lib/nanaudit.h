@@ -179,6 +179,21 @@ typedef struct na_tensor {
     uint32_t elem_stride;
     uint32_t elem_offset;
     na_source_t src;
+    /* Missing values (HDF5/netCDF CF attributes _FillValue and
+     * missing_value, formats/hdf5.c): finite elements equal to one of
+     * missing[0..n_missing) are counted in na_stats_t.missing and left out
+     * of every statistic, finding and location. 0 for other formats. */
+    int n_missing;
+    double missing[2];
+    /* 1: the report carries "missing" and "unallocated_chunks" for this
+     * tensor (HDF5 datasets); unallocated_chunks is -1 when the dataset
+     * is not chunked. */
+    int report_missing;
+    int64_t unallocated_chunks;
+    /* 1: every element equals element 0 (an HDF5 dataset with no storage
+     * allocated reads as its fill value): the scan reads one element and
+     * derives the rest (lib/scan_const.c), whatever the element count. */
+    int constant;
 } na_tensor_t;
 
 /* Row-major (C-order) multi-index of flat index `flat` in `shape`
@@ -195,6 +210,7 @@ typedef struct na_stats {
     uint64_t elements, nan, pos_inf, neg_inf, zeros, subnormal, finite;
     double min, max, abs_max; /* meaningful only when finite > 0 */
     double mean, m2;
+    uint64_t missing; /* elements equal to a missing value (na_tensor_t) */
 } na_stats_t;
 
 void na_stats_init(na_stats_t *s);
@@ -215,6 +231,22 @@ double na_stats_std(const na_stats_t *s);
 #define NA_DEFAULT_MAX_LOCATIONS 5
 #define NA_DEFAULT_WINDOW_BYTES (64u << 20)
 
+/* Extra counts pass 1 can take on request (lib/scan_extra.c): for each
+ * closed interval [lo, hi] the number of finite elements x (decoded to
+ * double, exactly) with lo <= x <= hi. Strict bounds are expressed with
+ * nextafter() (x < 0 is [-DBL_MAX, -DBL_TRUE_MIN]), open ends with
+ * -DBL_MAX / DBL_MAX, so NaN and +-Inf never count. The findings range,
+ * max_abs, negative, cast_overflow and cast_underflow are built on these
+ * counts (na_checks_t below). */
+#define NA_MAX_INTERVALS 10
+typedef struct na_interval {
+    double lo, hi;
+} na_interval_t;
+typedef struct na_extra {
+    size_t n; /* <= NA_MAX_INTERVALS */
+    na_interval_t iv[NA_MAX_INTERVALS];
+} na_extra_t;
+
 typedef struct na_scan_opts {
     int threads;          /* OpenMP threads; 0 = omp_get_max_threads() */
     double zscore;        /* K for |x - mean| > K*std; <= 0 disables */
@@ -224,6 +256,9 @@ typedef struct na_scan_opts {
      * the number of bytes processed since the last call. */
     void (*progress)(void *ud, uint64_t bytes);
     void *progress_ud;
+    /* Interval counts to take in pass 1 (NULL or n == 0: none, and pass 1
+     * runs exactly as without them). Not owned. */
+    const na_extra_t *extra;
 } na_scan_opts_t;
 
 void na_scan_opts_init(na_scan_opts_t *o); /* the defaults above */
@@ -233,7 +268,8 @@ typedef struct na_result {
     double std;           /* na_stats_std(&st) */
     int outliers_checked; /* 1 when the z-score test ran (K > 0) */
     double threshold;     /* K */
-    int pass2;            /* 1 when a second pass over data was needed */
+    int pass2;            /* 1 when a second pass read data again (blocks whose
+                           * outliers pass 1 recorded are not re-read) */
     uint64_t outliers;    /* count of finite x with |x-mean| > K*std */
     /* First max_locations flat row-major indices, ascending. inf_locs
      * holds +Inf and -Inf together. Owned; freed by na_result_free. */
@@ -242,13 +278,20 @@ typedef struct na_result {
     /* Flat index of the first +Inf and of the first -Inf (UINT64_MAX when
      * there is none or max_locations is 0), for the findings' messages. */
     uint64_t first_pos_inf, first_neg_inf;
+    /* Counts of na_scan_opts_t.extra's intervals, in its order; valid when
+     * extra_done is 1 (a backend that does not take them leaves it 0, and
+     * na_scan_extra fills them in a separate pass). */
+    int extra_done;
+    uint64_t extra_counts[NA_MAX_INTERVALS];
 } na_result_t;
 
 /* Scan one tensor: pass 1 (statistics, NaN/Inf locations) and, when
  * K > 0 and pass 1 shows values beyond mean +- K*std, pass 2 (outlier
  * count and locations). Memory: window_bytes of source data plus O(threads
  * + blocks/window) state, plus 16 bytes per block of 16 Ki elements for
- * the per-block min/max that let pass 2 skip blocks (capped at 16 MiB).
+ * the per-block min/max that let pass 2 skip blocks (capped at 16 MiB),
+ * and for tensors of at most 64 Ki blocks 72 bytes per block of outlier
+ * candidates that spare most blocks a second read (scan_pass.c).
  * Pass 2 reads only the windows that can hold an outlier: its offsets
  * increase but its first read is not necessarily at 0. The progress
  * callback counts pass-1 bytes only (its total is the tensor's bytes).
@@ -257,6 +300,37 @@ typedef struct na_result {
 na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o,
                            na_result_t *r, na_err_t *err);
 void na_result_free(na_result_t *r); /* frees the location arrays */
+
+/* Take only the interval counts of o->extra, in a pass of its own over
+ * t's data on the CPU (for backends that do not take them in pass 1):
+ * fills r->extra_counts and sets r->extra_done = 1; nothing else of r
+ * changes. Errors: those of the source, NA_E_UNSUPPORTED, NA_E_NOMEM. */
+na_status_t na_scan_extra(const na_tensor_t *t, const na_scan_opts_t *o, na_result_t *r,
+                          na_err_t *err);
+
+/* ------------------------------------------------------------------ */
+/* Backends: where na_scan_tensor's work runs                          */
+/* ------------------------------------------------------------------ */
+
+/* A scan backend (after curl's struct Curl_ssl: one table, one file per
+ * backend). The CPU one (lib/backend_cpu.c) is na_scan_tensor itself; the
+ * CUDA one (gpu/) computes the same partial statistics per block of
+ * NA_BLOCK_ELEMS elements on the GPU and merges them on the host in block
+ * order, so both give the answers DESIGN.md specifies ("Merging partial
+ * statistics"). scan_tensor has na_scan_tensor's contract; close frees
+ * the backend's state (NULL-safe via na_backend_close). */
+typedef struct na_backend {
+    const char *name; /* "cpu", "cuda:0", ...: the report's "device" */
+    na_status_t (*scan_tensor)(void *self, const na_tensor_t *t, const na_scan_opts_t *o,
+                               na_result_t *r, na_err_t *err);
+    void (*close)(void *self);
+    void *self;
+} na_backend_t;
+
+/* Fill b with the CPU backend (no state; never fails). */
+void na_backend_cpu(na_backend_t *b);
+/* Release b's state (b may be NULL or already closed); b becomes empty. */
+void na_backend_close(na_backend_t *b);
 
 /* ------------------------------------------------------------------ */
 /* Findings and policy                                                 */
@@ -292,6 +366,10 @@ typedef struct na_finding {
     uint64_t count;
     int fails;        /* kind is in the policy's fail mask */
     char message[200];
+    /* --baseline has the same (file, tensor, kind), with count baseline
+     * (JSON "baseline"); 0 and 0 otherwise, so zeroed findings are right. */
+    int in_baseline;
+    uint64_t baseline;
 } na_finding_t;
 
 /* Findings of one scanned tensor: nan, pos_inf, neg_inf, outliers,
@@ -299,6 +377,97 @@ typedef struct na_finding {
  * Writes at most cap entries to out, returns how many there are. */
 size_t na_findings(const na_tensor_t *t, const na_result_t *r,
                    uint32_t fail_mask, na_finding_t *out, size_t cap);
+
+/* What to check in a tensor beyond NaN/Inf/outliers/subnormal/zero, and
+ * when a finding fails (lib/checks.c). One per run from the flags, and
+ * one per tensor once a --policy rule matches its name. */
+typedef struct na_checks {
+    uint32_t fail_mask;        /* kinds that fail (NA_KIND_BIT) */
+    int range_lo_set, range_hi_set; /* --range LO:HI (either side may be open) */
+    double range_lo, range_hi; /* finite values outside [lo, hi]: kind range */
+    int max_abs_set;
+    double max_abs;            /* finite |x| > max_abs: kind max_abs */
+    /* kind negative (finite x < 0; -0 is not negative): 1 on, 0 off, -1
+     * by name: on for names matching *running_var* or *exp_avg_sq*
+     * (BatchNorm running variances and Adam's second moments, which are
+     * >= 0 by construction; a negative one is corruption). */
+    int nonneg;
+    na_dtype_t cast;           /* --cast-check target or NA_DT_INVALID */
+    /* Tolerance per kind: a finding fails only when count > fraction *
+     * elements (so 0, the default, fails on any count). pos_inf and
+     * neg_inf are compared on their sum (--max-inf-fraction). */
+    double max_fraction[NA_K_COUNT];
+} na_checks_t;
+
+/* Defaults: fail_mask NA_DEFAULT_FAIL_MASK, no range/max_abs/cast,
+ * nonneg -1 (by name), fractions 0. */
+void na_checks_init(na_checks_t *c);
+
+/* Exact cast thresholds of a --cast-check target (F16, BF16, F8_E4M3,
+ * F8_E5M2; NA_E_USAGE for others). A finite x overflows when |x| >=
+ * *overflow (|x| > *overflow when *overflow_strict) and underflows when
+ * 0 < |x| <= *underflow. Derivation in checks.c. */
+na_status_t na_cast_limits(na_dtype_t target, double *overflow, int *overflow_strict,
+                           double *underflow);
+
+/* The intervals a scan must count for checks c on a tensor named name
+ * (na_scan_opts_t.extra); ex->n == 0 when nothing beyond the core is
+ * asked. */
+void na_checks_extra(const na_checks_t *c, const char *name, na_extra_t *ex);
+
+/* na_findings plus the findings of c (range, max_abs, negative,
+ * cast_overflow, cast_underflow; from r->extra_counts, which must come
+ * from a scan with na_checks_extra(c, t->name)), with fails decided by
+ * c->fail_mask and the tolerances. Same return convention as
+ * na_findings; at most NA_K_COUNT findings. */
+size_t na_findings_checked(const na_tensor_t *t, const na_result_t *r, const na_checks_t *c,
+                           na_finding_t *out, size_t cap);
+
+/* Which fields of an na_checks_t a patch sets (na_checks_patch). */
+enum {
+    NA_CK_FAIL_ON = 1u << 0,  /* fail_mask */
+    NA_CK_RANGE_LO = 1u << 1, /* range_lo_set, range_lo */
+    NA_CK_RANGE_HI = 1u << 2, /* range_hi_set, range_hi */
+    NA_CK_MAX_ABS = 1u << 3,  /* max_abs_set, max_abs */
+    NA_CK_NONNEG = 1u << 4,
+    NA_CK_CAST = 1u << 5,
+    NA_CK_FRAC_NAN = 1u << 6, /* max_fraction[nan] */
+    NA_CK_FRAC_INF = 1u << 7, /* max_fraction[pos_inf] and [neg_inf] */
+    NA_CK_FRAC_OUT = 1u << 8  /* max_fraction[outliers] */
+};
+/* Copy into dst the fields of src that `given` names. */
+void na_checks_patch(na_checks_t *dst, const na_checks_t *src, uint32_t given);
+
+/* A --policy file (lib/policy_file.c has the format and why YAML). */
+typedef struct na_policy na_policy_t;
+/* Parse len bytes of YAML text; fname only names the file in messages.
+ * NA_E_USAGE with err "FNAME:LINE: problem" for YAML errors, unknown
+ * keys, duplicate keys and bad values; NA_E_NOMEM. *out is NULL on error. */
+na_status_t na_policy_parse(const char *text, size_t len, const char *fname,
+                            na_policy_t **out, na_err_t *err);
+/* The checks of tensor `name`: na_checks_init, then p's defaults, then the
+ * command-line flags (the fields flags_given names), then every rule of p
+ * whose glob matches the name (fnmatch(3), flags 0), in file order. p may
+ * be NULL (flags only). */
+void na_policy_checks(const na_policy_t *p, const na_checks_t *flags, uint32_t flags_given,
+                      const char *name, na_checks_t *out);
+void na_policy_free(na_policy_t *p); /* NULL-safe */
+
+/* --baseline old.json (lib/baseline.c): the findings of an earlier JSON
+ * report, keyed by (file path as given, tensor name, kind). Parse len
+ * bytes; NA_E_USAGE with err "FNAME[:LINE]: problem" when it is not JSON
+ * or not a nanaudit report (schema_version 1, files[].path,
+ * files[].tensors[].name, findings[].kind/count); NA_E_NOMEM. */
+typedef struct na_baseline na_baseline_t;
+na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
+                              na_baseline_t **out, na_err_t *err);
+/* For each of the n findings of tensor `tensor` in file `path`: when the
+ * baseline has the triple, set .in_baseline and .baseline (its count), append
+ * " (baseline: N)" to the message, and clear .fails unless the count
+ * grew. b may be NULL (nothing changes). */
+void na_baseline_apply(const na_baseline_t *b, const char *path, const char *tensor,
+                       na_finding_t *f, size_t n);
+void na_baseline_free(na_baseline_t *b); /* NULL-safe */
 
 /* ------------------------------------------------------------------ */
 /* Reports                                                             */
@@ -319,6 +488,8 @@ typedef struct na_tensor_report {
     na_result_t res;
     size_t n_findings;
     na_finding_t *findings;
+    int report_missing;    /* from na_tensor_t: JSON "missing", "unallocated_chunks" */
+    int64_t unallocated_chunks;
 } na_tensor_report_t;
 
 typedef struct na_file_report {
@@ -339,7 +510,11 @@ typedef struct na_summary {
 } na_summary_t;
 
 typedef struct na_report {
-    const char *device;    /* "cpu" */
+    const char *device;    /* "cpu", "cuda:N", "cuda:N+cpu" (not owned) */
+    /* Why the device differs from what --device asked (auto's CPU
+     * fallback, small tensors left on the CPU); NULL when nothing to say.
+     * JSON "device_note", present only when set. Not owned. */
+    const char *device_note;
     double zscore;
     size_t max_locations;
     uint32_t fail_mask;
@@ -387,6 +562,21 @@ typedef struct na_text_opts {
     int quiet; /* only findings, errors and the summary */
 } na_text_opts_t;
 na_status_t na_report_write_text(const na_report_t *r, const na_text_opts_t *o, FILE *out);
+
+/* CI report formats (issue 5). Each writes the whole report r (summary
+ * and exit_code set) to out and returns NA_E_WRITE when the stream fails
+ * (NA_E_NOMEM for SARIF's JSON build). Escaping rules and the shape of
+ * each are in its file's header:
+ *  - JUnit XML (lib/report_junit.c): a testsuite per file, a testcase per
+ *    tensor, <failure> with the failing findings;
+ *  - Markdown summary for $GITHUB_STEP_SUMMARY (lib/report_md.c);
+ *  - SARIF 2.1.0 (lib/report_sarif.c);
+ *  - GitHub Actions workflow commands, ::error/::warning per finding
+ *    (lib/report_github.c). */
+na_status_t na_report_write_junit(const na_report_t *r, FILE *out);
+na_status_t na_report_write_markdown(const na_report_t *r, FILE *out);
+na_status_t na_report_write_sarif(const na_report_t *r, FILE *out);
+na_status_t na_report_write_github(const na_report_t *r, FILE *out);
 
 /* Escape bytes for a terminal: control characters (C0, DEL, C1 as
  * UTF-8), backslash and invalid UTF-8 become \xHH / \n / \t / \\; valid

@@ -123,6 +123,8 @@ static void add(fsink_t *s, na_kind_t k, uint64_t count, const char *fmt, ...)
         f->kind = k;
         f->count = count;
         f->fails = (s->fail_mask & NA_KIND_BIT(k)) != 0;
+        f->in_baseline = 0;
+        f->baseline = 0;
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(f->message, sizeof f->message, fmt, ap);

@@ -147,6 +147,8 @@ na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *n
         e->ndim = t->ndim < 0 ? 0 : (t->ndim > NA_MAX_NDIM ? NA_MAX_NDIM : t->ndim);
         memcpy(e->shape, t->shape, (size_t)e->ndim * sizeof e->shape[0]);
         e->elements = t->elements;
+        e->report_missing = t->report_missing;
+        e->unallocated_chunks = t->unallocated_chunks;
     }
     f->n_tensors++;
     return e;

@@ -82,6 +82,8 @@ static json_t *findings(const na_tensor_report_t *e, int *oom)
             put(o, "count", juint(f->count), oom);
             put(o, "message", jstr(f->message), oom);
             put(o, "fails", json_boolean(f->fails), oom);
+            if (f->in_baseline) /* --baseline had this finding (lib/baseline.c) */
+                put(o, "baseline", juint(f->baseline), oom);
         }
         append(a, o, oom);
     }
@@ -147,6 +149,12 @@ static json_t *tensor(const na_tensor_report_t *e, int *oom)
     put(o, "shape", shape, oom);
     put(o, "elements", juint(e->elements), oom);
     stats(o, e, oom);
+    if (e->report_missing) { /* HDF5 datasets (docs/json-schema.md) */
+        put(o, "missing", e->scanned ? juint(e->res.st.missing) : json_null(), oom);
+        put(o, "unallocated_chunks",
+            e->unallocated_chunks >= 0 ? juint((uint64_t)e->unallocated_chunks) : json_null(),
+            oom);
+    }
     put(o, "outliers", outliers(e, oom), oom);
     put(o, "nan_locations",
         e->scanned ? locations(e->res.nan_locs, e->res.n_nan_locs, e, oom) : json_null(), oom);
@@ -237,6 +245,8 @@ static json_t *build(const na_report_t *r, int *oom)
     put(tool, "version", json_string(NA_VERSION), oom);
     put(root, "tool", tool, oom);
     put(root, "device", json_string(r->device ? r->device : "cpu"), oom);
+    if (r->device_note) /* only when there is something to say (auto's fallback) */
+        put(root, "device_note", json_string(r->device_note), oom);
     settings(root, r, oom);
     for (size_t i = 0; i < r->n_files; i++)
         append(files, file(&r->files[i], oom), oom);

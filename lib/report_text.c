@@ -264,6 +264,12 @@ na_status_t na_report_write_text(const na_report_t *r, const na_text_opts_t *o, 
             return NA_E_NOMEM;
         fputs(")\n", out);
     }
+    if (r->device_note) { /* e.g. --device auto fell back to the CPU */
+        fputs("note: ", out);
+        if (put_escaped(out, r->device_note) < 0)
+            return NA_E_NOMEM;
+        fputc('\n', out);
+    }
     print_summary(out, r, color);
     return fflush(out) != 0 || ferror(out) ? NA_E_WRITE : NA_OK;
 }

@@ -32,7 +32,8 @@
 #include "scan_kernels.h"
 #include "decode.h"
 
-#include <math.h>   /* INFINITY, NAN, fabs */
+#include <float.h>  /* FLT_MAX, DBL_MAX */
+#include <math.h>   /* INFINITY, NAN, fabs, nextafter */
 #include <string.h> /* memcpy */
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(NA_NO_CLONES)
@@ -162,17 +163,20 @@ NA_INLINE void p1_f32like(const unsigned char *p, size_t n, int mode, na_stats_t
     s->m2 = m2;
 }
 
-NA_INLINE uint64_t p2_f32like(const unsigned char *p, size_t n, int mode, double mean,
-                              double thr)
+/* Pass 2 compares in the value's own precision against bounds that
+ * na_k_thresholds derived from the exact predicate, so no conversion to
+ * double is needed per element. The bounds are infinite when no finite
+ * value can be an outlier on that side; +-FLT_MAX keeps Inf (and NaN, for
+ * which every compare is false) out. */
+NA_INLINE uint64_t p2_f32like(const unsigned char *p, size_t n, int mode, const na_kthr_t *th)
 {
+    float lo = th->flo, hi = th->fhi;
     unsigned cnt = 0;
 #pragma omp simd reduction(+ : cnt)
     for (size_t i = 0; i < n; i++) {
         unsigned sub;
-        uint32_t u = load32(p, i, mode, &sub);
-        unsigned fin = (u & 0x7fffffffu) < 0x7f800000u;
-        double d = fabs((double)na_bits_to_f32(u) - mean);
-        cnt += fin & (d > thr);
+        float x = na_bits_to_f32(load32(p, i, mode, &sub));
+        cnt += ((x >= hi) & (x <= FLT_MAX)) | ((x <= lo) & (x >= -FLT_MAX));
     }
     return cnt;
 }
@@ -189,17 +193,17 @@ NA_CLONES static void p1_bf16(const unsigned char *p, size_t n, na_stats_t *s)
 {
     p1_f32like(p, n, M_BF16, s);
 }
-NA_CLONES static uint64_t p2_f32(const unsigned char *p, size_t n, double mean, double thr)
+NA_CLONES static uint64_t p2_f32(const unsigned char *p, size_t n, const na_kthr_t *th)
 {
-    return p2_f32like(p, n, M_F32, mean, thr);
+    return p2_f32like(p, n, M_F32, th);
 }
-NA_CLONES static uint64_t p2_f16(const unsigned char *p, size_t n, double mean, double thr)
+NA_CLONES static uint64_t p2_f16(const unsigned char *p, size_t n, const na_kthr_t *th)
 {
-    return p2_f32like(p, n, M_F16, mean, thr);
+    return p2_f32like(p, n, M_F16, th);
 }
-NA_CLONES static uint64_t p2_bf16(const unsigned char *p, size_t n, double mean, double thr)
+NA_CLONES static uint64_t p2_bf16(const unsigned char *p, size_t n, const na_kthr_t *th)
 {
-    return p2_f32like(p, n, M_BF16, mean, thr);
+    return p2_f32like(p, n, M_BF16, th);
 }
 
 #define F64_ABS 0x7fffffffffffffffull
@@ -231,7 +235,7 @@ NA_INLINE void p1_f64_masked(const unsigned char *p, size_t n, na_stats_t *s)
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0};
+    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0};
     if (nfin == 0)
         return;
     double mean = sum / (double)nfin, m2 = 0.0;
@@ -281,20 +285,88 @@ NA_CLONES static void p1_f64(const unsigned char *p, size_t n, na_stats_t *s)
         m2 += (x - mean) * (x - mean);
     }
     *s = (na_stats_t){n, 0, 0, 0, nzero, nsub, n, mn, mx, fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx),
-                      mean, m2};
+                      mean, m2, 0};
 }
 
-NA_CLONES static uint64_t p2_f64(const unsigned char *p, size_t n, double mean, double thr)
+NA_CLONES static uint64_t p2_f64(const unsigned char *p, size_t n, const na_kthr_t *th)
 {
+    double lo = th->dlo, hi = th->dhi;
     unsigned cnt = 0;
 #pragma omp simd reduction(+ : cnt)
     for (size_t i = 0; i < n; i++) {
         double x;
         memcpy(&x, p + 8 * i, 8);
-        unsigned fin = fabs(x) <= 1.7976931348623157e308;
-        cnt += fin & (fabs(x - mean) > thr);
+        cnt += ((x >= hi) & (x <= DBL_MAX)) | ((x <= lo) & (x >= -DBL_MAX));
     }
     return cnt;
+}
+
+/* Finders: the elements of a block that the pass-2 kernels count, with
+ * their offsets and values, at most cap of them (returns cap + 1 when
+ * there are more). Counted per 64-element group with the kernel loop, so
+ * only groups that hold one are looked at element by element. */
+#define FIND_GROUP 64
+
+NA_INLINE uint32_t find_f32like(const unsigned char *p, size_t n, int mode,
+                                const na_kthr_t *th, uint32_t cap, uint32_t *idx, double *val)
+{
+    uint32_t found = 0;
+    size_t esz = mode == M_F32 ? 4 : 2;
+    for (size_t g = 0; g < n; g += FIND_GROUP) {
+        size_t m = n - g < FIND_GROUP ? n - g : FIND_GROUP;
+        uint64_t c = p2_f32like(p + g * esz, m, mode, th);
+        if (c == 0)
+            continue;
+        if (found + c > cap)
+            return cap + 1;
+        for (size_t i = g; i < g + m; i++) {
+            unsigned sub;
+            float x = na_bits_to_f32(load32(p, i, mode, &sub));
+            if (((x >= th->fhi) & (x <= FLT_MAX)) | ((x <= th->flo) & (x >= -FLT_MAX))) {
+                idx[found] = (uint32_t)i;
+                val[found++] = x;
+            }
+        }
+    }
+    return found;
+}
+
+NA_CLONES static uint32_t find_f32(const unsigned char *p, size_t n, const na_kthr_t *th,
+                                   uint32_t cap, uint32_t *idx, double *val)
+{
+    return find_f32like(p, n, M_F32, th, cap, idx, val);
+}
+NA_CLONES static uint32_t find_f16(const unsigned char *p, size_t n, const na_kthr_t *th,
+                                   uint32_t cap, uint32_t *idx, double *val)
+{
+    return find_f32like(p, n, M_F16, th, cap, idx, val);
+}
+NA_CLONES static uint32_t find_bf16(const unsigned char *p, size_t n, const na_kthr_t *th,
+                                    uint32_t cap, uint32_t *idx, double *val)
+{
+    return find_f32like(p, n, M_BF16, th, cap, idx, val);
+}
+NA_CLONES static uint32_t find_f64(const unsigned char *p, size_t n, const na_kthr_t *th,
+                                   uint32_t cap, uint32_t *idx, double *val)
+{
+    uint32_t found = 0;
+    for (size_t g = 0; g < n; g += FIND_GROUP) {
+        size_t m = n - g < FIND_GROUP ? n - g : FIND_GROUP;
+        uint64_t c = p2_f64(p + g * 8, m, th);
+        if (c == 0)
+            continue;
+        if (found + c > cap)
+            return cap + 1;
+        for (size_t i = g; i < g + m; i++) {
+            double x;
+            memcpy(&x, p + 8 * i, 8);
+            if (((x >= th->dhi) & (x <= DBL_MAX)) | ((x <= th->dlo) & (x >= -DBL_MAX))) {
+                idx[found] = (uint32_t)i;
+                val[found++] = x;
+            }
+        }
+    }
+    return found;
 }
 
 /* F16 with the F16C instruction set (x86-64, checked at run time): widen
@@ -302,9 +374,8 @@ NA_CLONES static uint64_t p2_f64(const unsigned char *p, size_t n, double mean, 
  * na_f16_to_f32), then run the F32 kernels on it; the subnormal count is
  * taken from the 16-bit codes. About 2x the bit-twiddling loop, which
  * needs ~12 integer operations per element for the same conversion. */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(NA_NO_CLONES)
+#ifdef NA_F16C
 #include <immintrin.h> /* _mm256_cvtph_ps */
-#define NA_F16C 1
 __attribute__((target("avx2,f16c"))) static unsigned widen_f16c(const unsigned char *p, size_t n,
                                                                  float *out)
 {
@@ -329,15 +400,18 @@ __attribute__((target("avx2,f16c"))) static unsigned widen_f16c(const unsigned c
 }
 #endif
 
-/* Values and classes already decoded (1-byte types, integers, F80). */
+/* Values and classes already decoded (1-byte types, integers, F80, and
+ * tensors with missing values, whose class NA_K_CL_MISSING is counted
+ * apart and is not finite). */
 static void p1_decoded(const double *v, const unsigned char *c, size_t n, na_stats_t *s)
 {
-    unsigned nnan = 0, npinf = 0, nninf = 0, nzero = 0, nsub = 0, nfin = 0;
+    unsigned nnan = 0, npinf = 0, nninf = 0, nzero = 0, nsub = 0, nfin = 0, nmiss = 0;
     double mn = INFINITY, mx = -INFINITY, sum = 0.0;
-#pragma omp simd reduction(+ : nnan, npinf, nninf, nzero, nsub, nfin, sum) \
+#pragma omp simd reduction(+ : nnan, npinf, nninf, nzero, nsub, nfin, nmiss, sum) \
     reduction(min : mn) reduction(max : mx)
     for (size_t i = 0; i < n; i++) {
         unsigned fin = c[i] < NA_CL_NAN;
+        nmiss += c[i] == NA_K_CL_MISSING;
         nnan += c[i] == NA_CL_NAN;
         npinf += c[i] == NA_CL_POS_INF;
         nninf += c[i] == NA_CL_NEG_INF;
@@ -349,7 +423,8 @@ static void p1_decoded(const double *v, const unsigned char *c, size_t n, na_sta
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0};
+    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0};
+    s->missing = nmiss;
     if (nfin == 0)
         return;
     double mean = sum / (double)nfin, m2 = 0.0;
@@ -375,190 +450,83 @@ static uint64_t p2_decoded(const double *v, const unsigned char *c, size_t n, do
     return cnt;
 }
 
-/* ---- layout: gather / byte-swap into host order, and decoding ---- */
-
-static int host_is_big(void)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return 1;
-#else
-    return 0;
-#endif
-}
-
-/* Data of a fast-kind block in host order, contiguous: in place when
- * possible, otherwise gathered into s->raw (bytes reversed when the
- * tensor's byte order is not the host's). */
-static const unsigned char *host_block(const na_kctx_t *k, const unsigned char *blk,
-                                       size_t n, const na_kscratch_t *s)
-{
-    if (k->direct)
-        return blk;
-    int swap = (k->order == NA_BIG) != host_is_big();
-    size_t es = k->esize;
-    for (size_t i = 0; i < n; i++) {
-        const unsigned char *src = blk + i * k->stride + k->offset;
-        unsigned char *dst = s->raw + i * es;
-        for (size_t b = 0; b < es; b++)
-            dst[b] = src[swap ? es - 1 - b : b];
-    }
-    return s->raw;
-}
-
-static unsigned char class_of_bits(uint64_t a, uint64_t inf, uint64_t neg, uint64_t submax)
-{
-    if (a > inf)
-        return NA_CL_NAN;
-    if (a == inf)
-        return neg ? NA_CL_NEG_INF : NA_CL_POS_INF;
-    if (a == 0)
-        return NA_CL_ZERO;
-    return a <= submax ? NA_CL_SUBNORMAL : NA_CL_NORMAL;
-}
-
-static void decode_fast(const na_kctx_t *k, const unsigned char *p, size_t n,
-                        const na_kscratch_t *s)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (k->kind == NA_KK_F64) {
-            uint64_t u;
-            memcpy(&u, p + 8 * i, 8);
-            memcpy(&s->val[i], &u, 8);
-            s->cls[i] = class_of_bits(u & F64_ABS, F64_INF, u >> 63, 0x000fffffffffffffull);
-            continue;
-        }
-        unsigned sub;
-        int mode = k->kind == NA_KK_F32 ? M_F32 : k->kind == NA_KK_F16 ? M_F16 : M_BF16;
-        uint32_t u = load32(p, i, mode, &sub);
-        s->val[i] = (double)na_bits_to_f32(u);
-        s->cls[i] = class_of_bits(u & 0x7fffffffu, 0x7f800000u, u >> 31, 0x7fffffu);
-        if (mode == M_F16 && s->cls[i] <= NA_CL_SUBNORMAL && (u & 0x7fffffffu) != 0)
-            s->cls[i] = sub ? NA_CL_SUBNORMAL : NA_CL_NORMAL;
-    }
-}
-
-void na_k_decode(const na_kctx_t *k, const unsigned char *blk, size_t n, const na_kscratch_t *s)
-{
-    if (k->kind == NA_KK_LUT8) {
-        for (size_t i = 0; i < n; i++) {
-            unsigned char c = blk[i * k->stride + k->offset];
-            s->val[i] = k->lut_val[c];
-            s->cls[i] = k->lut_cls[c];
-        }
-    } else if (k->kind == NA_KK_GENERIC) {
-        for (size_t i = 0; i < n; i++)
-            s->cls[i] = (unsigned char)na_decode1(k->dtype, k->order,
-                                                  blk + i * k->stride + k->offset, &s->val[i]);
-    } else {
-        decode_fast(k, host_block(k, blk, n, s), n, s);
-    }
-}
-
 void na_k_pass1(const na_kctx_t *k, const unsigned char *blk, size_t n,
                 const na_kscratch_t *s, na_stats_t *out)
 {
     na_stats_init(out);
     switch (k->kind) {
-    case NA_KK_F32: p1_f32(host_block(k, blk, n, s), n, out); break;
+    case NA_KK_F32: p1_f32(na_k_host_block(k, blk, n, s), n, out); break;
     case NA_KK_F16:
 #ifdef NA_F16C
         if (k->f16c) {
             float *w = (float *)(void *)s->val; /* B floats fit in B doubles */
-            unsigned nsub = widen_f16c(host_block(k, blk, n, s), n, w);
+            unsigned nsub = widen_f16c(na_k_host_block(k, blk, n, s), n, w);
             p1_f32((const unsigned char *)w, n, out);
             out->subnormal = nsub; /* in F16, not in the widened F32 */
             break;
         }
 #endif
-        p1_f16(host_block(k, blk, n, s), n, out);
+        p1_f16(na_k_host_block(k, blk, n, s), n, out);
         break;
-    case NA_KK_BF16: p1_bf16(host_block(k, blk, n, s), n, out); break;
-    case NA_KK_F64: p1_f64(host_block(k, blk, n, s), n, out); break;
+    case NA_KK_BF16: p1_bf16(na_k_host_block(k, blk, n, s), n, out); break;
+    case NA_KK_F64: p1_f64(na_k_host_block(k, blk, n, s), n, out); break;
     default:
         na_k_decode(k, blk, n, s);
         p1_decoded(s->val, s->cls, n, out);
     }
 }
 
-uint64_t na_k_pass2(const na_kctx_t *k, const unsigned char *blk, size_t n, double mean,
-                    double thr, const na_kscratch_t *s)
+uint64_t na_k_pass2(const na_kctx_t *k, const unsigned char *blk, size_t n,
+                    const na_kthr_t *th, const na_kscratch_t *s)
 {
     switch (k->kind) {
-    case NA_KK_F32: return p2_f32(host_block(k, blk, n, s), n, mean, thr);
+    case NA_KK_F32: return p2_f32(na_k_host_block(k, blk, n, s), n, th);
     case NA_KK_F16:
 #ifdef NA_F16C
         if (k->f16c) {
             float *w = (float *)(void *)s->val;
-            widen_f16c(host_block(k, blk, n, s), n, w);
-            return p2_f32((const unsigned char *)w, n, mean, thr);
+            widen_f16c(na_k_host_block(k, blk, n, s), n, w);
+            return p2_f32((const unsigned char *)w, n, th);
         }
 #endif
-        return p2_f16(host_block(k, blk, n, s), n, mean, thr);
-    case NA_KK_BF16: return p2_bf16(host_block(k, blk, n, s), n, mean, thr);
-    case NA_KK_F64: return p2_f64(host_block(k, blk, n, s), n, mean, thr);
+        return p2_f16(na_k_host_block(k, blk, n, s), n, th);
+    case NA_KK_BF16: return p2_bf16(na_k_host_block(k, blk, n, s), n, th);
+    case NA_KK_F64: return p2_f64(na_k_host_block(k, blk, n, s), n, th);
     default:
         na_k_decode(k, blk, n, s);
-        return p2_decoded(s->val, s->cls, n, mean, thr);
+        return p2_decoded(s->val, s->cls, n, th->mean, th->thr);
     }
 }
 
-/* Element size in bytes of the types the engine decodes; 0 otherwise. */
-static size_t elem_bytes(na_dtype_t dt)
+uint32_t na_k_find(const na_kctx_t *k, const unsigned char *blk, size_t n,
+                   const na_kthr_t *th, const na_kscratch_t *s, uint32_t cap, uint32_t *idx,
+                   double *val)
 {
-    switch (dt) {
-    case NA_DT_BOOL: case NA_DT_U8: case NA_DT_I8: case NA_DT_F8_E4M3:
-    case NA_DT_F8_E5M2: case NA_DT_F8_E8M0: case NA_DT_F8_E4M3FNUZ:
-    case NA_DT_F8_E5M2FNUZ:
-        return 1;
-    case NA_DT_U16: case NA_DT_I16: case NA_DT_F16: case NA_DT_BF16:
-        return 2;
-    case NA_DT_U32: case NA_DT_I32: case NA_DT_F32:
-        return 4;
-    case NA_DT_U64: case NA_DT_I64: case NA_DT_F64:
-        return 8;
-    case NA_DT_F80:
-        return 10; /* the 80 significant bits; padding lives in the stride */
-    default:
-        return 0;
-    }
-}
-
-na_status_t na_k_setup(na_kctx_t *k, const na_tensor_t *t, na_err_t *err)
-{
-    size_t es = elem_bytes(t->dtype);
-    if (es == 0)
-        return na_err_set(err, NA_E_UNSUPPORTED, "%s: unsupported dtype %s", t->name,
-                          na_dtype_name(t->dtype));
-    if (t->elem_stride == 0 || (size_t)t->elem_offset + es > t->elem_stride)
-        return na_err_set(err, NA_E_INTERNAL, "%s: element layout (stride %u, offset %u) "
-                          "does not hold a %zu-byte element", t->name,
-                          (unsigned)t->elem_stride, (unsigned)t->elem_offset, es);
-    k->dtype = t->dtype;
-    k->order = t->byte_order;
-    k->esize = es;
-    k->stride = t->elem_stride;
-    k->offset = t->elem_offset;
-    switch (t->dtype) {
-    case NA_DT_F32: k->kind = NA_KK_F32; break;
-    case NA_DT_F64: k->kind = NA_KK_F64; break;
-    case NA_DT_F16: k->kind = NA_KK_F16; break;
-    case NA_DT_BF16: k->kind = NA_KK_BF16; break;
-    default: k->kind = es == 1 ? NA_KK_LUT8 : NA_KK_GENERIC;
-    }
-    int swap = es > 1 && (t->byte_order == NA_BIG) != host_is_big();
-    k->direct = k->stride == es && k->offset == 0 && !swap;
+    switch (k->kind) {
+    case NA_KK_F32: return find_f32(na_k_host_block(k, blk, n, s), n, th, cap, idx, val);
+    case NA_KK_F16:
 #ifdef NA_F16C
-    k->f16c = t->dtype == NA_DT_F16 && __builtin_cpu_supports("avx2") &&
-              __builtin_cpu_supports("f16c");
-#else
-    k->f16c = 0;
-#endif
-    if (k->kind == NA_KK_LUT8) {
-        for (unsigned c = 0; c < 256; c++) {
-            unsigned char b = (unsigned char)c;
-            k->lut_cls[c] = (unsigned char)na_decode1(t->dtype, t->byte_order, &b,
-                                                      &k->lut_val[c]);
+        if (k->f16c) {
+            float *w = (float *)(void *)s->val;
+            widen_f16c(na_k_host_block(k, blk, n, s), n, w);
+            return find_f32((const unsigned char *)w, n, th, cap, idx, val);
         }
+#endif
+        return find_f16(na_k_host_block(k, blk, n, s), n, th, cap, idx, val);
+    case NA_KK_BF16: return find_bf16(na_k_host_block(k, blk, n, s), n, th, cap, idx, val);
+    case NA_KK_F64: return find_f64(na_k_host_block(k, blk, n, s), n, th, cap, idx, val);
+    default:
+        break;
     }
-    return NA_OK;
+    na_k_decode(k, blk, n, s);
+    uint32_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!na_k_is_outlier(s->val[i], s->cls[i], th->mean, th->thr))
+            continue;
+        if (found == cap)
+            return cap + 1;
+        idx[found] = (uint32_t)i;
+        val[found++] = s->val[i];
+    }
+    return found;
 }

@@ -39,9 +39,24 @@ typedef struct na_kctx {
     size_t offset;  /* byte offset of an element inside its stride */
     int direct;     /* fast kinds: data usable in place (contiguous, host order) */
     int f16c;       /* F16: the CPU converts with F16C (runtime check) */
+    /* Missing values (na_tensor_t.n_missing): na_k_decode gives elements
+     * equal to one of them the class NA_K_CL_MISSING, which every kernel
+     * of the decoded path leaves out; such tensors use that path only. */
+    int n_missing;
+    double missing[2];
     double lut_val[256];
     unsigned char lut_cls[256];
 } na_kctx_t;
+
+/* na_scan_tensor of a tensor with t->constant set: one element read, the
+ * statistics, locations and o->extra counts of `elements` copies of it
+ * (scan_const.c). */
+na_status_t na_scan_constant(const na_tensor_t *t, const na_scan_opts_t *o, na_result_t *r,
+                             na_err_t *err);
+
+/* Class of a finite element equal to a missing value: after every
+ * na_class_t, so "cls < NA_CL_NAN" (finite) excludes it. */
+#define NA_K_CL_MISSING 6
 
 /* Per-thread scratch, NA_BLOCK_ELEMS entries each. */
 typedef struct na_kscratch {
@@ -49,6 +64,18 @@ typedef struct na_kscratch {
     double *val;        /* decoded values */
     unsigned char *cls; /* na_class_t of each value */
 } na_kscratch_t;
+
+/* F16 widened with the F16C instructions (x86-64 with GCC; checked at run
+ * time, k->f16c). NA_NO_CLONES builds the portable kernels only. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(NA_NO_CLONES)
+#define NA_F16C 1
+#endif
+
+/* Data of a fast-kind block (F32/F64/F16/BF16) in host order and
+ * contiguous: blk itself when k->direct, otherwise gathered into s->raw
+ * (bytes reversed when the tensor's byte order is not the host's). */
+const unsigned char *na_k_host_block(const na_kctx_t *k, const unsigned char *blk, size_t n,
+                                     const na_kscratch_t *s);
 
 /* Fill k for tensor t. NA_E_UNSUPPORTED (err: "NAME: unsupported dtype X")
  * for dtypes the engine cannot decode; NA_E_INTERNAL for a layout whose
@@ -60,14 +87,38 @@ na_status_t na_k_setup(na_kctx_t *k, const na_tensor_t *t, na_err_t *err);
 void na_k_pass1(const na_kctx_t *k, const unsigned char *blk, size_t n,
                 const na_kscratch_t *s, na_stats_t *out);
 
+/* Outlier test of pass 2: |x - mean| > thr, and the same test as bounds:
+ * a finite x is an outlier iff x >= hi or x <= lo (dhi/dlo for values in
+ * double, fhi/flo for values that are binary32). +-Inf bounds mean that no
+ * finite value qualifies on that side. */
+typedef struct na_kthr {
+    double mean, thr;
+    double dlo, dhi;
+    float flo, fhi;
+} na_kthr_t;
+
+void na_k_thresholds(na_kthr_t *th, double mean, double thr);
+
 /* Pass 2 over one block: number of finite x with |x - mean| > thr. */
 uint64_t na_k_pass2(const na_kctx_t *k, const unsigned char *blk, size_t n,
-                    double mean, double thr, const na_kscratch_t *s);
+                    const na_kthr_t *th, const na_kscratch_t *s);
+
+/* The elements of one block that na_k_pass2 counts: their offsets in the
+ * block (ascending) and values, at most cap of them. Returns how many
+ * there are, or cap + 1 when there are more than cap. */
+uint32_t na_k_find(const na_kctx_t *k, const unsigned char *blk, size_t n,
+                   const na_kthr_t *th, const na_kscratch_t *s, uint32_t cap, uint32_t *idx,
+                   double *val);
 
 /* Decode one block into s->val / s->cls (the values and classes that the
  * kernels use, bit for bit), for the serial location scans. */
 void na_k_decode(const na_kctx_t *k, const unsigned char *blk, size_t n,
                  const na_kscratch_t *s);
+
+/* Interval counts of na_extra_t over one block (scan_extra.c): counts[j]
+ * = finite elements in ex->iv[j]. Uses the scratch like na_k_decode. */
+void na_k_extra(const na_kctx_t *k, const unsigned char *blk, size_t n, const na_kscratch_t *s,
+                const na_extra_t *ex, uint64_t *counts);
 
 /* The outlier predicate every path uses. */
 static inline int na_k_is_outlier(double x, int cls, double mean, double thr)

@@ -14,11 +14,17 @@
  * number of blocks, so block j always covers elements [j*B, (j+1)*B).
  *
  * Pass 2 runs only when some finite value lies beyond mean +- K*std: first
- * per tensor (its min and max), then per block: pass 1 keeps each block's
+ * per tensor (its min and max), then per block. Pass 1 keeps each block's
  * min and max (16 bytes per block: 256 KiB for 1 GiB of F32; capped at
  * NA_MAX_BOUNDS entries by letting neighbouring blocks share one
- * conservative entry), and pass 2 reads only windows with a block whose
- * range crosses the threshold.
+ * conservative entry) and, for tensors of up to NA_MAX_CAND_BLOCKS blocks,
+ * up to NA_CAND "candidates": the block's values beyond its own mean +-
+ * 0.75*K*std, found while the block is still in cache (72 bytes per
+ * block). Pass 2 then skips a block whose range is inside the bounds,
+ * counts the candidates of a block whose other values are provably
+ * inside, and reads again only the rest -- in the usual case of a few
+ * scattered outliers, nothing. Windows without a block to read are not
+ * read at all.
  */
 #include "scan_kernels.h"
 
@@ -28,6 +34,23 @@
 #include <string.h> /* memset */
 
 #define NA_MAX_BOUNDS (1u << 20) /* 16 MiB of per-block min/max at most */
+
+/* Outlier candidates of a block (see block_candidates): up to NA_CAND
+ * values beyond the block's own mean +- CAND_K*K*std, with their indices.
+ * When the global bounds turn out to lie outside [dlo, dhi], the block's
+ * outliers are among these and pass 2 need not read it again. Kept for
+ * tensors of at most NA_MAX_CAND_BLOCKS blocks (about 5 MiB). */
+#define NA_CAND 4
+#define NA_CAND_NONE UINT32_MAX /* no usable list: read the block */
+#define NA_MAX_CAND_BLOCKS (1u << 16)
+#define CAND_K 0.75
+
+typedef struct cand {
+    double dlo, dhi;          /* values in (dlo, dhi) are not candidates */
+    uint32_t n;               /* candidates, or NA_CAND_NONE */
+    uint32_t idx[NA_CAND];    /* offsets in the block, ascending */
+    double val[NA_CAND];
+} cand_t;
 
 typedef struct scan {
     const na_tensor_t *t;
@@ -40,10 +63,14 @@ typedef struct scan {
     na_kscratch_t *scr;
     na_stats_t *bst;  /* statistics of the blocks of one window */
     uint64_t *bcnt;   /* pass-2 counts of the blocks of one window */
+    uint64_t *bext;   /* interval counts (o->extra), NA_MAX_INTERVALS per block */
     double *bounds;   /* [2*g]: min, max of bound group g (K > 0 only) */
+    cand_t *cand;     /* per block, NULL when not kept */
+    unsigned char *bflag; /* pass 2, per block of a window: SKIP/READ/CAND */
     uint64_t group;   /* blocks per bound group */
     uint64_t nbounds;
     double mean, thr;
+    na_kthr_t th;     /* pass-2 bounds from mean and thr */
 } scan_t;
 
 void na_scan_opts_init(na_scan_opts_t *o)
@@ -54,6 +81,7 @@ void na_scan_opts_init(na_scan_opts_t *o)
     o->window_bytes = NA_DEFAULT_WINDOW_BYTES;
     o->progress = NULL;
     o->progress_ud = NULL;
+    o->extra = NULL;
 }
 
 void na_result_free(na_result_t *r)
@@ -77,7 +105,10 @@ static void scan_free(scan_t *s)
     free(s->scr);
     free(s->bst);
     free(s->bcnt);
+    free(s->bext);
     free(s->bounds);
+    free(s->cand);
+    free(s->bflag);
 }
 
 /* Block and window geometry, scratch and location arrays. */
@@ -91,11 +122,18 @@ static na_status_t scan_alloc(scan_t *s, na_result_t *r, na_err_t *err)
     s->wel = wel - wel % s->B;
     uint64_t nblocks = (t->elements + s->B - 1) / s->B;
     size_t wblocks = s->wel / s->B;
+    if ((size_t)s->threads > wblocks)
+        s->threads = (int)wblocks; /* no more threads than blocks: scratch is per thread */
     s->nscr = (size_t)s->threads;
     s->scr = calloc(s->nscr, sizeof *s->scr);
     s->bst = malloc(wblocks * sizeof *s->bst);
     s->bcnt = malloc(wblocks * sizeof *s->bcnt);
-    int bad = !s->scr || !s->bst || !s->bcnt;
+    s->bflag = malloc(wblocks);
+    int bad = !s->scr || !s->bst || !s->bcnt || !s->bflag;
+    if (!bad && s->o->extra && s->o->extra->n > 0) {
+        s->bext = malloc(wblocks * NA_MAX_INTERVALS * sizeof *s->bext);
+        bad = !s->bext;
+    }
     for (size_t i = 0; !bad && i < s->nscr; i++) {
         s->scr[i].raw = malloc(s->B * 8);
         s->scr[i].val = malloc(s->B * sizeof(double));
@@ -112,6 +150,10 @@ static na_status_t scan_alloc(scan_t *s, na_result_t *r, na_err_t *err)
         for (uint64_t g = 0; !bad && g < s->nbounds; g++) {
             s->bounds[2 * g] = INFINITY;
             s->bounds[2 * g + 1] = -INFINITY;
+        }
+        if (!bad && nblocks <= NA_MAX_CAND_BLOCKS) {
+            s->cand = malloc(nblocks * sizeof *s->cand);
+            bad = !s->cand;
         }
     }
     size_t nl = s->o->max_locations;
@@ -182,6 +224,30 @@ static void record_bounds(scan_t *s, uint64_t block, const na_stats_t *b)
         g[1] = b->max;
 }
 
+/* Record block b's values beyond its own mean +- CAND_K*K*std. Its data
+ * are in cache; a block whose min and max lie inside needs no look at
+ * all, others one vectorised count per 64 elements (na_k_find). Runs on
+ * the block's thread. */
+static void block_candidates(const scan_t *s, const na_stats_t *b, const unsigned char *blk,
+                             size_t n, const na_kscratch_t *sc, cand_t *c)
+{
+    c->n = NA_CAND_NONE;
+    double sd = na_stats_std(b);
+    if (b->finite == 0 || !(sd > 0) || !isfinite(sd) || !isfinite(b->mean))
+        return; /* min/max alone decide about such a block */
+    na_kthr_t th;
+    na_k_thresholds(&th, b->mean, CAND_K * s->o->zscore * sd);
+    uint32_t k = 0;
+    if (na_k_is_outlier(b->min, NA_CL_NORMAL, th.mean, th.thr) ||
+        na_k_is_outlier(b->max, NA_CL_NORMAL, th.mean, th.thr))
+        k = na_k_find(&s->k, blk, n, &th, sc, NA_CAND, c->idx, c->val);
+    if (k > NA_CAND)
+        return;
+    c->dlo = th.dlo;
+    c->dhi = th.dhi;
+    c->n = k;
+}
+
 static na_status_t pass1(scan_t *s, na_result_t *r, na_err_t *err)
 {
     const na_tensor_t *t = s->t;
@@ -197,13 +263,22 @@ static na_status_t pass1(scan_t *s, na_result_t *r, na_err_t *err)
 #pragma omp parallel for num_threads(nt) schedule(static)
         for (long j = 0; j < nb; j++) {
             size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
-            na_k_pass1(&s->k, w + off * stride, bn, &s->scr[omp_get_thread_num()], &s->bst[j]);
+            const na_kscratch_t *sc = &s->scr[omp_get_thread_num()];
+            na_k_pass1(&s->k, w + off * stride, bn, sc, &s->bst[j]);
+            if (s->cand)
+                block_candidates(s, &s->bst[j], w + off * stride, bn, sc,
+                                 &s->cand[(e0 + off) / B]);
+            if (s->bext) /* while the block is in cache (scan_extra.c) */
+                na_k_extra(&s->k, w + off * stride, bn, sc, s->o->extra,
+                           &s->bext[(size_t)j * NA_MAX_INTERVALS]);
         }
         for (long j = 0; j < nb; j++) {
             size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
             na_stats_merge(&r->st, &s->bst[j]);
             record_bounds(s, (e0 + off) / B, &s->bst[j]);
             pass1_locations(s, r, w + off * stride, bn, e0 + off, &s->bst[j]);
+            for (size_t x = 0; s->bext && x < s->o->extra->n; x++)
+                r->extra_counts[x] += s->bext[(size_t)j * NA_MAX_INTERVALS + x];
         }
         if (s->o->progress)
             s->o->progress(s->o->progress_ud, (uint64_t)n * stride);
@@ -232,35 +307,72 @@ static void pass2_locations(scan_t *s, na_result_t *r, const unsigned char *blk,
             r->out_locs[r->n_out_locs++] = e + i;
 }
 
+enum { B_SKIP = 0, B_READ, B_CAND };
+
+/* What pass 2 does with block `block`: skip it (its range is inside the
+ * bounds), count its recorded candidates (every other value lies in
+ * (c->dlo, c->dhi), inside the global bounds), or read it again. */
+static int block_plan(const scan_t *s, uint64_t block)
+{
+    if (!block_may_have_outliers(s, block))
+        return B_SKIP;
+    const cand_t *c = s->cand ? &s->cand[block] : NULL;
+    if (c && c->n != NA_CAND_NONE && c->dhi <= s->th.dhi && c->dlo >= s->th.dlo)
+        return B_CAND;
+    return B_READ;
+}
+
+/* Outliers among a block's candidates; their locations come in order. */
+static void pass2_candidates(scan_t *s, na_result_t *r, const cand_t *c, uint64_t e)
+{
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (!na_k_is_outlier(c->val[i], NA_CL_NORMAL, s->mean, s->thr))
+            continue;
+        r->outliers++;
+        if (r->n_out_locs < s->o->max_locations)
+            r->out_locs[r->n_out_locs++] = e + c->idx[i];
+    }
+}
+
+/* Count with the kernels the blocks of window w planned B_READ. */
+static void pass2_kernels(scan_t *s, const unsigned char *w, size_t n, long nb, long nread)
+{
+    size_t B = s->B, stride = s->k.stride;
+    int nt = s->threads < nread ? s->threads : (int)nread;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
+    for (long j = 0; j < nb; j++) {
+        if (s->bflag[j] != B_READ)
+            continue;
+        size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
+        s->bcnt[j] = na_k_pass2(&s->k, w + off * stride, bn, &s->th,
+                                &s->scr[omp_get_thread_num()]);
+    }
+}
+
 static na_status_t pass2(scan_t *s, na_result_t *r, na_err_t *err)
 {
     const na_tensor_t *t = s->t;
     size_t B = s->B, stride = t->elem_stride;
     for (uint64_t e0 = 0; e0 < t->elements; e0 += s->wel) {
         size_t n = (size_t)(t->elements - e0 < s->wel ? t->elements - e0 : s->wel);
-        long nb = (long)((n + B - 1) / B), need = 0;
+        long nb = (long)((n + B - 1) / B), nread = 0;
         for (long j = 0; j < nb; j++) {
-            int m = block_may_have_outliers(s, e0 / B + (uint64_t)j);
-            s->bcnt[j] = (uint64_t)m; /* 1 = look at it, 0 = skip */
-            need += m;
+            s->bflag[j] = (unsigned char)block_plan(s, e0 / B + (uint64_t)j);
+            s->bcnt[j] = 0;
+            nread += s->bflag[j] == B_READ;
         }
-        if (need == 0)
-            continue; /* no block of this window can hold an outlier: not read */
-        const unsigned char *w;
-        na_status_t st = read_window(s, e0, n, &w, err);
-        if (st != NA_OK)
-            return st;
-        int nt = s->threads < need ? s->threads : (int)need;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
-        for (long j = 0; j < nb; j++) {
-            if (!s->bcnt[j])
-                continue;
-            size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
-            s->bcnt[j] = na_k_pass2(&s->k, w + off * stride, bn, s->mean, s->thr,
-                                    &s->scr[omp_get_thread_num()]);
+        const unsigned char *w = NULL;
+        if (nread > 0) { /* windows without such a block are not read */
+            na_status_t st = read_window(s, e0, n, &w, err);
+            if (st != NA_OK)
+                return st;
+            r->pass2 = 1;
+            pass2_kernels(s, w, n, nb, nread);
         }
         for (long j = 0; j < nb; j++) {
             size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
+            if (s->bflag[j] == B_CAND)
+                pass2_candidates(s, r, &s->cand[(e0 + off) / B], e0 + off);
             r->outliers += s->bcnt[j];
             if (s->bcnt[j] && r->n_out_locs < s->o->max_locations)
                 pass2_locations(s, r, w + off * stride, bn, e0 + off);
@@ -295,8 +407,11 @@ na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o, na_res
     na_status_t st = na_k_setup(&s.k, t, err);
     if (st != NA_OK)
         return st;
+    r->extra_done = o->extra && o->extra->n > 0; /* unset again if pass 1 fails */
     if (t->elements == 0)
         return NA_OK; /* empty tensor: counts 0, statistics NaN (null) */
+    if (t->constant) /* e.g. an unwritten HDF5 dataset of 2^61 elements */
+        return na_scan_constant(t, o, r, err);
     if (t->elements > UINT64_MAX / t->elem_stride)
         return na_err_set(err, NA_E_FORMAT, "%s: %llu elements overflow the byte count",
                           t->name, (unsigned long long)t->elements);
@@ -313,7 +428,7 @@ na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o, na_res
         if (o->zscore > 0 && r->st.finite > 0 && r->std > 0 &&
             (na_k_is_outlier(r->st.min, NA_CL_NORMAL, s.mean, s.thr) ||
              na_k_is_outlier(r->st.max, NA_CL_NORMAL, s.mean, s.thr))) {
-            r->pass2 = 1;
+            na_k_thresholds(&s.th, s.mean, s.thr);
             st = pass2(&s, r, err);
         }
     }

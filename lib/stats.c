@@ -24,6 +24,7 @@ void na_stats_init(na_stats_t *s)
      * the report writers print as null. */
     s->min = s->max = s->abs_max = s->mean = NAN;
     s->m2 = 0.0;
+    s->missing = 0;
 }
 
 /* Counts always add; value statistics come from whichever side has finite
@@ -36,6 +37,7 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b)
     a->neg_inf += b->neg_inf;
     a->zeros += b->zeros;
     a->subnormal += b->subnormal;
+    a->missing += b->missing;
     if (b->finite == 0)
         return;
     if (a->finite == 0) {

@@ -7,13 +7,21 @@
 #   scripts/setup.sh --deps    only the packages (scripts/test.sh uses this)
 #
 # Packages: compiler and CMake (>= 3.25, Debian 12), pkg-config, jansson
-# (JSON), zlib (gzip), libhdf5 (HDF5), cmocka (unit tests), python3-venv
-# (the conformance tests' virtual environment), jq (CLI tests read JSON).
+# (JSON), libyaml (--policy files), zlib (gzip), minizip (.npz and PyTorch zip files), libhdf5 (HDF5),
+# cmocka (unit tests), python3-venv
+# (the conformance tests' virtual environment), jq (CLI tests read JSON),
+# clang + libclang-rt-14-dev (libFuzzer, tests/fuzz/run.sh) and libomp-14-dev
+# (clang's OpenMP runtime, for the fuzz and ThreadSanitizer builds),
+# python3-torch (Debian's CPU build of PyTorch 1.13: the conformance test
+# tests/conformance/test_torch.py writes checkpoints with the real
+# torch.save; ~50 MB download, about 3 minutes on a 2-core machine, versus
+# gigabytes of CUDA libraries for PyPI's wheel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(build-essential cmake pkg-config libhdf5-dev zlib1g-dev libjansson-dev
-      libcmocka-dev python3 python3-venv jq)
+PKGS=(build-essential cmake pkg-config libhdf5-dev zlib1g-dev libjansson-dev libyaml-dev libssl-dev
+      libminizip-dev libcmocka-dev python3 python3-venv jq
+      clang libclang-rt-14-dev libomp-14-dev python3-torch)
 
 missing=()
 for p in "${PKGS[@]}"; do

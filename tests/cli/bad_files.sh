@@ -2,17 +2,18 @@
 # bad_files.sh - every malformed safetensors file is refused: exit 3, the
 # one-line message of its rule on stderr, within 10 s, no crash.
 #
-# Corpus: tests/data/bad/NAME.safetensors with NAME.safetensors.expect
-# (a fragment of the expected stderr), written by tests/tools/gen_bad.py;
-# the real malformed file from syoyo/safetensors-cpp; and the cases too
-# big to commit (`gen_bad.py --big`): a header above the 100,000,000-byte
+# Corpus: every file tests/data/bad/NAME with NAME.expect beside it (a
+# fragment of the expected stderr; the safetensors ones are written by
+# tests/tools/gen_bad.py); the real malformed file from
+# syoyo/safetensors-cpp; and the cases too big to commit (`gen_bad.py --big`): a header above the 100,000,000-byte
 # default cap, which --max-header-bytes makes auditable, and JSON nested
 # 100,000 levels deep.
 . "$(dirname "$0")/helpers.sh"
 
 BAD="$NA_TEST_DATA/bad"
 n=0
-for f in "$BAD"/*.safetensors; do
+for f in "$BAD"/*; do
+    case "$f" in *.expect | */README*) continue ;; esac
     [ -f "$f.expect" ] || fail "$f has no .expect file"
     frag="$(head -n 1 "$f.expect")"
     expect_exit 3 timeout 10 "$NANAUDIT" scan "$f"

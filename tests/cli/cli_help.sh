@@ -11,6 +11,7 @@ flags="$(grep -oE '^    \{"[a-z-]+",' "$NA_SRC/cli/options.c" | sed -E 's/.*"([a
 "$NANAUDIT" --help >"$T/h.global"
 "$NANAUDIT" scan --help >"$T/h.scan"
 "$NANAUDIT" info --help >"$T/h.info"
+"$NANAUDIT" clean --help >>"$T/h.info"
 # the man page writes - as \- in roff
 sed 's/\\-/-/g' "$MAN" >"$T/man.txt"
 for f in $flags; do

@@ -62,10 +62,10 @@ expect_json sh2.json 'j["summary"]["tensors"]' '2'
 mkdir -p bad/lfs
 printf 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 4400000000\n' > bad/lfs/model.safetensors
 echo "not data" > bad/notes.txt
-cp "$NA_TEST_DATA/detect/zip-named.safetensors" bad/pytorch_model.bin
+cp "$NA_TEST_DATA/detect/zip-other.safetensors" bad/pytorch_model.bin
 expect_exit 3 "$NANAUDIT" scan bad
 expect_stderr_contains "bad/lfs/model.safetensors: Git LFS pointer: the real file (4400000000 bytes) was not downloaded"
-expect_stderr_contains "bad/pytorch_model.bin: zip archive, probably a PyTorch checkpoint: not supported yet"
+expect_stderr_contains "bad/pytorch_model.bin: zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a NumPy .npz (not only .npy members)"
 expect_stderr_lacks "notes.txt"
 mkdir loop && ln -s ../loop loop/back
 make_st loop/ok.safetensors '{"tensors":[{"name":"a","dtype":"F32","shape":[1],"values":[1]}]}'

@@ -129,6 +129,8 @@ CASES = {
     "no_tensors_trailing": (st("{}", b"\0"), "1 trailing bytes after the last tensor"),
     # --- valid header, tensor that cannot be audited (fail closed)
     "f4_unsupported": (st(hdr({"q": t("F4", [4], 0, 2)}), b"\0\0"), "unsupported dtype F4 in tensor 'q'"),
+    "ndim_70": (st(hdr({"r": t("U8", [1] * 70, 0, 1)}), b"\1"),
+                "tensor 'r' has 70 dimensions; at most 64 are supported"),
 }
 
 
@@ -199,8 +201,9 @@ def shard_sets(out):
 
 
 # Files of the corpus the reference loader accepts: valid files whose
-# tensors nanaudit cannot decode, refused by us on purpose (fail closed).
-REFERENCE_ACCEPTS = {"f4_unsupported"}
+# tensors nanaudit cannot audit (F4; more than NA_MAX_NDIM = 64 dims),
+# refused by us on purpose (fail closed).
+REFERENCE_ACCEPTS = {"f4_unsupported", "ndim_70"}
 
 
 def check_reference(bad_dir):

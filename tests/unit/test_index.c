@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* truncate, unlink, symlink */
 
 #include "format.h"
 
@@ -164,6 +165,37 @@ static void test_valid(void **state)
            "\"y\":\"a.safetensors\",\"x\":\"a.safetensors\"}}", NA_OK, "");
 }
 
+/* HF cache layout: the index and shard names live in snapshots/REV/, the
+ * shards are symlinks to ../../blobs/HASH - allowed, the escape check is
+ * on the index's text only. */
+static void test_hf_cache_symlinks(void **state)
+{
+    (void)state;
+    char d[600], link[700], ixp[700];
+    snprintf(d, sizeof d, "%s/blobs", g_dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    snprintf(d, sizeof d, "%s/snapshots", g_dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    snprintf(d, sizeof d, "%s/snapshots/rev1", g_dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    write_shard("blobs/0123abcd", "x y");
+    snprintf(link, sizeof link, "%s/a.safetensors", d);
+    assert_int_equal(symlink("../../blobs/0123abcd", link), 0);
+    snprintf(ixp, sizeof ixp, "%s/model.safetensors.index.json", d);
+    FILE *f = fopen(ixp, "w");
+    assert_non_null(f);
+    fputs("{\"metadata\":{\"total_size\":2},\"weight_map\":{\"x\":\"a.safetensors\","
+          "\"y\":\"a.safetensors\"}}", f);
+    fclose(f);
+    na_index_t *ix;
+    na_err_t err;
+    assert_int_equal(na_index_load(ixp, &ix, &err), NA_OK);
+    assert_int_equal(na_index_shard_count(ix), 1);
+    assert_int_equal(check_one(ix, 0, &err), NA_OK);
+    assert_int_equal(na_index_finish(ix, &err), NA_OK);
+    na_index_free(ix);
+}
+
 /* The real set: total_size is the sum of tensor data bytes (4305), not of
  * file sizes (7017). */
 static void test_real_fluxml(void **state)
@@ -246,6 +278,15 @@ static void test_load_errors(void **state)
     snprintf(p, sizeof p, "%s/nope.index.json", g_dir);
     assert_int_equal(na_index_load(p, &ix, &err), NA_E_NOTFOUND);
     assert_string_equal(err.msg, "cannot open the index: No such file or directory");
+    /* a 256 MiB "index" (sparse file) is refused before being parsed */
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(truncate(p, (off_t)256 << 20), 0);
+    assert_int_equal(na_index_load(p, &ix, &err), NA_E_FORMAT);
+    assert_string_equal(err.msg, "index is 268435456 bytes or more: too big for a "
+                        "sharded-checkpoint index");
+    unlink(p);
 }
 
 int main(void)
@@ -253,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_real_fluxml),
+        cmocka_unit_test(test_hf_cache_symlinks),
         cmocka_unit_test(test_shard_errors),
         cmocka_unit_test(test_load_errors),
     };

@@ -75,7 +75,7 @@ static na_report_t *sample(const char *hostile)
     res.outliers_checked = 1, res.threshold = 6.0;
     res.n_nan_locs = 2;
     res.nan_locs = locs2(1, 2);
-    na_finding_t fd = {NA_K_NAN, 4, 1, "4 NaN values (first at [0, 1])"};
+    na_finding_t fd = {NA_K_NAN, 4, 1, "4 NaN values (first at [0, 1])", 0, 0};
     assert_int_equal(na_tensor_report_set_result(e, &res, &fd, 1), NA_OK);
 
     f = na_report_add_file(r, "bad.safetensors", "safetensors");

@@ -237,6 +237,8 @@ static void test_c64_and_f4(void **state)
     const char *const *names;
     assert_int_equal(na_safetensors_stored_names(in, &names), 2);
     assert_string_equal(names[0], "c");
+    assert_int_equal(in->v->tensor(in, 3, &t, &err), NA_E_INTERNAL);
+    assert_string_equal(err.msg, "tensor index 3 out of range");
     in->v->close(in);
 }
 
@@ -394,6 +396,9 @@ static void test_layout_rules(void **state)
     expect_error("{\"a\":" T("F32", "[1]", "0", "4") "}", d, 7, NA_E_FORMAT,
                  "3 trailing bytes after the last tensor (tensor data ends at byte 66 of 69)");
     expect_error("{}", d, 1, NA_E_FORMAT, "1 trailing bytes after the last tensor");
+    /* a name with a newline and an escape stays one line in the message */
+    expect_error("{\"a\\nb\\u001b[2J\":" T("F32", "[1]", "4", "8") "}", d, 8, NA_E_FORMAT,
+                 "tensor 'a?b?[2J' starts at data byte 4");
     expect_error("{\"a\":" T("U8", "[1152921504606846976]", "0", "1152921504606846976") "}", d,
                  4, NA_E_FORMAT, "truncated: the tensors need 1152921504606846976 data bytes");
 }

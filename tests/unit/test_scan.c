@@ -148,12 +148,16 @@ static float *outlier_data(void)
 /* ---- tests --------------------------------------------------------------- */
 
 /* Outliers on both sides of block (16384) and window boundaries, for a
- * window of one block, a window smaller than a block, and the default. */
+ * window of one block, windows smaller than a block, and the default.
+ * With 16 Ki-element blocks every outlier is among its block's pass-1
+ * candidates, so pass 2 reads nothing; with 1000- and 3000-element blocks
+ * the blocks that hold one are read again. */
 static void test_outliers_across_boundaries(void **state)
 {
     (void)state;
     float *x = outlier_data();
     static const size_t windows[] = {16384 * 4, 4000, 12 * 1000, NA_DEFAULT_WINDOW_BYTES};
+    static const int pass1_reads[] = {4, 50, 17, 1}, pass2_reads[] = {0, 5, 5, 0};
     for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
         msrc_t m;
         msrc_init(&m, x, OUT_N * 4, windows[w], 4);
@@ -166,7 +170,9 @@ static void test_outliers_across_boundaries(void **state)
         assert_true(r.st.min == -1000.0 && r.st.max == 1000.0 && r.st.abs_max == 1000.0);
         assert_close(r.st.mean, OUT_MEAN, 1e-12, OUT_STD);
         assert_close(r.std, OUT_STD, 1e-12, fabs(OUT_MEAN));
-        assert_true(r.outliers_checked && r.pass2 && r.threshold == 6.0);
+        assert_true(r.outliers_checked && r.threshold == 6.0);
+        assert_int_equal(r.pass2, pass2_reads[w] > 0);
+        assert_int_equal(m.calls, pass1_reads[w] + pass2_reads[w]);
         assert_int_equal(r.outliers, 7);
         assert_locs(r.out_locs, r.n_out_locs, OUT_POS, 7);
         assert_int_equal(r.n_nan_locs + r.n_inf_locs, 0);
@@ -175,11 +181,89 @@ static void test_outliers_across_boundaries(void **state)
     free(x);
 }
 
+/* Pass 2 compares against precomputed bounds; the count must equal the
+ * predicate |x - mean| > K*std evaluated in double on every element, also
+ * for values within a few ulps of mean +- K*std. The values near the
+ * bounds are placed from the previous scan's mean and std, seven rounds,
+ * so that they sit at the final boundary or very close to it. */
+static void test_outlier_boundary_exact(void **state)
+{
+    (void)state;
+    enum { N = 50000, MAXNEAR = 7 };
+    /* 7 values per side: too many for the pass-1 candidate lists, so the
+     * kernels decide; 3 per side, in different blocks: the candidates do. */
+    for (int variant = 0; variant < 4; variant++) {
+        int wide = variant & 1, NEAR = variant < 2 ? MAXNEAR : 3;
+        size_t lo_at = variant < 2 ? 200 : 16484;
+        double *xd = malloc(N * sizeof *xd);
+        float *xf = malloc(N * sizeof *xf);
+        for (int i = 0; i < N; i++)
+            xf[i] = (float)((i * 7919) % 1000) / 250.0f - 2.0f;
+        na_result_t r;
+        na_err_t err;
+        uint64_t want = 0, near_out = 0;
+        double hid[MAXNEAR] = {0}, lod[MAXNEAR] = {0};
+        for (int round = 0; round < 7; round++) { /* converges ~400x per round */
+            for (int i = 0; i < N; i++)
+                xd[i] = wide ? xf[i] + 1e-9 * (i % 3) : xf[i];
+            for (int k = 0; wide && round > 0 && k < NEAR; k++)
+                xd[100 + k] = hid[k], xd[lo_at + k] = lod[k]; /* double ulps */
+            msrc_t m;
+            msrc_init(&m, wide ? (void *)xd : (void *)xf, N * (wide ? 8u : 4u), 1 << 16,
+                      wide ? 8 : 4);
+            na_tensor_t t = tensor("b", wide ? NA_DT_F64 : NA_DT_F32, NA_LITTLE, N,
+                                   wide ? 8 : 4, &m);
+            na_scan_opts_t o = opts(2, 1 << 16, 5);
+            o.zscore = 3;
+            assert_int_equal(scan(&t, &o, &r, &err), NA_OK);
+            double thr = 3 * r.std;
+            want = 0;
+            for (int i = 0; i < N; i++)
+                want += fabs(xd[i] - r.st.mean) > thr;
+            assert_int_equal(r.outliers, want);
+            near_out = 0;
+            for (int k = 0; k < NEAR; k++)
+                near_out += (fabs(xd[100 + k] - r.st.mean) > thr) +
+                            (fabs(xd[lo_at + k] - r.st.mean) > thr);
+            /* next round: NEAR values straddling each bound */
+            for (int k = 0; k < NEAR; k++) {
+                float hi = (float)(r.st.mean + thr), lo = (float)(r.st.mean - thr);
+                for (int step = k - NEAR / 2; step < 0; step++)
+                    hi = nextafterf(hi, -INFINITY), lo = nextafterf(lo, -INFINITY);
+                for (int step = 0; step < k - NEAR / 2; step++)
+                    hi = nextafterf(hi, INFINITY), lo = nextafterf(lo, INFINITY);
+                xf[100 + k] = hi;
+                xf[lo_at + k] = lo;
+                hid[k] = r.st.mean + thr + (k - NEAR / 2) * 2e-16 * fabs(r.st.mean + thr);
+                lod[k] = r.st.mean - thr + (k - NEAR / 2) * 2e-16 * fabs(r.st.mean - thr);
+            }
+            na_result_free(&r);
+        }
+        /* the last round straddled both bounds: some near values are
+         * outliers, some are not */
+        assert_true(near_out > 0 && near_out < 2 * (uint64_t)NEAR);
+        if (NEAR == 3)
+            assert_int_equal(r.pass2, 0); /* decided from the candidates */
+        free(xd);
+        free(xf);
+    }
+}
+
 /* Same input, 1/2/3/7 threads: the whole result is bit-identical. */
 static void test_threads_bit_identical(void **state)
 {
     (void)state;
-    float *x = outlier_data();
+    /* 20 blocks and a partial one, 8 blocks per window: threads share
+     * every window. Outliers sit in some blocks, many at once in block 5
+     * (more than its candidate list holds, so pass 2 reads it). */
+    enum { N = 20 * 16384 + 7, W = 8 * 16384 * 4 };
+    float *x = malloc(N * sizeof *x);
+    for (uint32_t i = 0; i < N; i++)
+        x[i] = (float)((i * 7919u) % 1000u) / 1000.0f - 0.5f;
+    for (uint32_t i = 0; i < N; i += 23456)
+        x[i] = 300.0f;
+    for (uint32_t i = 5 * 16384; i < 5 * 16384 + 50; i++)
+        x[i] = -250.0f;
     x[7] = NAN;
     x[20000] = INFINITY;
     x[30001] = -INFINITY;
@@ -187,9 +271,9 @@ static void test_threads_bit_identical(void **state)
     static const int threads[] = {1, 2, 3, 7};
     for (size_t k = 0; k < 4; k++) {
         msrc_t m;
-        msrc_init(&m, x, OUT_N * 4, 1 << 16, 4);
-        na_tensor_t t = tensor("w", NA_DT_F32, NA_LITTLE, OUT_N, 4, &m);
-        na_scan_opts_t o = opts(threads[k], 1 << 16, 5);
+        msrc_init(&m, x, N * 4, W, 4);
+        na_tensor_t t = tensor("w", NA_DT_F32, NA_LITTLE, N, 4, &m);
+        na_scan_opts_t o = opts(threads[k], W, 5);
         na_result_t r;
         na_err_t err;
         assert_int_equal(scan(&t, &o, &r, &err), NA_OK);
@@ -210,6 +294,11 @@ static void test_threads_bit_identical(void **state)
     }
     static const uint64_t inf_want[2] = {20000, 30001};
     assert_locs(ref.inf_locs, ref.n_inf_locs, inf_want, 2);
+    /* 14 values 300 and 50 values -250, std ~3.7: all 64 are outliers */
+    static const uint64_t out_want[5] = {0, 23456, 46912, 70368, 5 * 16384};
+    assert_int_equal(ref.outliers, 64);
+    assert_locs(ref.out_locs, ref.n_out_locs, out_want, 5);
+    assert_int_equal(ref.pass2, 1);
     assert_int_equal(ref.first_pos_inf, 20000);
     assert_int_equal(ref.first_neg_inf, 30001);
     na_result_free(&ref);
@@ -585,9 +674,11 @@ static void test_source_error(void **state)
     assert_null(r.nan_locs);
     assert_int_equal(r.st.elements, 0);
 
-    m.fail_call = 6; /* in pass 2 (4 windows in pass 1) */
+    o.window_bytes = 4000; /* 1000-element blocks: pass 2 reads (see above) */
+    m.fail_call = 51;      /* the first read of pass 2, after 50 in pass 1 */
     assert_int_equal(scan(&t, &o, &r, &err), NA_E_IO);
     assert_null(r.out_locs);
+    assert_int_equal(m.calls, 51);
 
     m.fail_call = 1;
     m.fail_msg = NULL;
@@ -689,6 +780,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outliers_across_boundaries),
         cmocka_unit_test(test_threads_bit_identical),
+        cmocka_unit_test(test_outlier_boundary_exact),
         cmocka_unit_test(test_cancellation_f64),
         cmocka_unit_test(test_all_nan),
         cmocka_unit_test(test_f16_inf),

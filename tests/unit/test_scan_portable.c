@@ -7,5 +7,6 @@
  */
 #define NA_NO_CLONES 1
 #include "../../lib/scan.c"
+#include "../../lib/scan_layout.c"
 #include "../../lib/scan_pass.c"
 #include "test_scan.c"

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# run_clean.sh - end-to-end throughput of `nanaudit clean` (issue 4,
+# "Performance"): the 1 GiB F32 file of bench/gen_files.py (2^28
+# elements, NaN/Inf and a 50.0 every 10,000 elements) cleaned with
+#   --samples --zscore 3 --normalize minmax
+# (non-finite drop, 3-sigma drop, min-max; read, transform, write to the
+# page cache, re-read to verify), with and without fsync, against
+#   (a) mmap_sum: a plain 2-thread OpenMP sum over a mapping of the file;
+#   (b) numpy doing the same cleaning (bench/numpy_clean.py), with and
+#       without fsync.
+# A benchmark, never a test: it prints figures and asserts nothing.
+#
+#   bench/run_clean.sh [DIR]     files go to DIR (default /tmp/nanaudit-bench)
+#
+# Environment: NANAUDIT (default $BUILD/nanaudit), BUILD (default build/),
+# NA_PYTHON (default .venv/bin/python), THREADS (default 2), REPEAT (best
+# of N, default 3).
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+DIR=${1:-/tmp/nanaudit-bench}
+BUILD=${BUILD:-$SRC/build}
+NANAUDIT=${NANAUDIT:-$BUILD/nanaudit}
+PY=${NA_PYTHON:-$SRC/.venv/bin/python}
+THREADS=${THREADS:-2}
+REPEAT=${REPEAT:-3}
+mkdir -p "$DIR"
+
+echo "# nanaudit clean benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores;" \
+     "threads=$THREADS; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+"$PY" "$SRC/bench/gen_files.py" "$DIR" >/dev/null
+cc -O2 -fopenmp -o "$DIR/mmap_sum" "$SRC/bench/mmap_sum.c"
+IN="$DIR/f32.safetensors"
+BYTES=$(stat -c %s "$IN")
+cat "$IN" >/dev/null # page cache
+
+now() { date +%s.%N; }
+best_of() {
+    local best="" t0 t1 d
+    for _ in $(seq "$REPEAT"); do
+        rm -f "$DIR/clean.out"
+        t0=$(now)
+        "$@" >/dev/null 2>&1 || [ $? -eq 1 ]
+        t1=$(now)
+        d=$(echo "$t1 - $t0" | bc -l)
+        if [ -z "$best" ] || [ "$(echo "$d < $best" | bc -l)" = 1 ]; then best=$d; fi
+    done
+    echo "$best"
+}
+row() {
+    awk -v n="$1" -v s="$2" -v b="$BYTES" -v base="$3" \
+        'BEGIN { printf "%-40s %8.3f s %7.2f GB/s %6.1f %% of mmap_sum\n", n, s, b/s/1e9, 100*base/s }'
+}
+
+sum_s=$(for _ in $(seq "$REPEAT"); do "$DIR/mmap_sum" "$IN" "$THREADS"; done |
+        sed -E 's/.*seconds=([0-9.]+).*/\1/' | sort -n | head -1)
+export OMP_NUM_THREADS=$THREADS
+CLEAN=("$NANAUDIT" clean --samples --zscore 3 --normalize minmax --max-drop-fraction 1
+       --force "$IN" -o "$DIR/clean.out")
+fs=$(best_of "${CLEAN[@]}")
+nofs=$(best_of "${CLEAN[@]}" --no-fsync)
+np_fs=$(best_of "$PY" "$SRC/bench/numpy_clean.py" "$IN" "$DIR/clean.out")
+np_nofs=$(best_of "$PY" "$SRC/bench/numpy_clean.py" "$IN" "$DIR/clean.out" --no-fsync)
+row "(a) mmap_sum ($THREADS threads)" "$sum_s" "$sum_s"
+row "nanaudit clean (fsync)" "$fs" "$sum_s"
+row "nanaudit clean (--no-fsync)" "$nofs" "$sum_s"
+row "(b) numpy (fsync)" "$np_fs" "$sum_s"
+row "(b) numpy (no fsync)" "$np_nofs" "$sum_s"
+"${CLEAN[@]}" --no-fsync --format json >"$DIR/clean.json" || true
+"$PY" -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["tensors"][0]
+print("# passes over the data: %d + 1 verification; dropped %d samples" %
+      (t["passes"], t["samples_dropped"]["total"]))' "$DIR/clean.json"
+/usr/bin/time -f "# peak RSS of nanaudit clean: %M KiB" "${CLEAN[@]}" --no-fsync >/dev/null || true
+rm -f "$DIR/clean.out"

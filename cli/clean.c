@@ -1,0 +1,637 @@
+/*
+ * clean.c - `nanaudit clean` (issue 4): fit the steps of lib/clean.h on
+ * each selected tensor, refuse what would lose data silently, then write
+ * a cleaned copy through a format writer (formats/write.h) into a hidden
+ * temporary file beside the output, re-read and verify it, fsync it and
+ * rename it into place. Other tensors and the metadata are copied.
+ *
+ * Safety (DESIGN.md "Conventions", issue 4 "Safety"): the input is only
+ * ever opened read-only; -o may not be the input (same st_dev/st_ino,
+ * which catches symlinks and hard links); an existing output needs
+ * --force; the temporary file '.nanaudit-tmp-XXXXXX-NAME' is removed on
+ * every error and by the SIGINT/SIGTERM/SIGHUP handler, which only calls
+ * unlink(2) and re-raises (both async-signal-safe, POSIX.1-2017 2.4.3);
+ * SIGXFSZ is ignored so that a file-size limit is a write error (EFBIG)
+ * we can clean up after. SIGKILL can leave the temporary file, never a
+ * partial file under the output's name, since that name only appears by
+ * rename(2) of a verified, fsync'ed file.
+ */
+#include "cli.h"
+#include "clean_params.h"
+#include "clean_report.h"
+#include "write.h"
+
+#include <errno.h>    /* errno */
+#include <fcntl.h>    /* open, O_DIRECTORY */
+#include <fnmatch.h>  /* fnmatch */
+#include <limits.h>   /* PATH_MAX */
+#include <math.h>     /* fabs */
+#include <signal.h>   /* sigaction, raise */
+#include <stdlib.h>   /* mkstemps, calloc */
+#include <string.h>   /* strrchr, strerror */
+#include <sys/stat.h> /* stat, fchmod, umask */
+#include <unistd.h>   /* unlink, fsync, close */
+
+/* The temporary file the signal handler removes (the only global state
+ * of the CLI: a signal handler has no other way to find it). */
+static char g_tmp[PATH_MAX];
+static volatile sig_atomic_t g_tmp_live;
+
+static void on_signal(int sig)
+{
+    if (g_tmp_live)
+        unlink(g_tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+static void drop_tmp(void)
+{
+    if (g_tmp_live) {
+        unlink(g_tmp);
+        g_tmp_live = 0;
+    }
+}
+
+typedef struct crun {
+    const cli_opts_t *o;
+    na_clean_opts_t eng;
+    int samples;
+    cli_clean_run_t r;
+    na_input_t *in;
+    json_t *params;
+    char cmdline[2048];
+} crun_t;
+
+static int selected(const cli_clean_opts_t *c, const char *name)
+{
+    int in = c->n_include == 0;
+    for (size_t i = 0; i < c->n_include && !in; i++)
+        in = fnmatch(c->include[i], name, 0) == 0;
+    for (size_t i = 0; i < c->n_exclude && in; i++)
+        in = fnmatch(c->exclude[i], name, 0) != 0;
+    return in;
+}
+
+static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
+{
+    if (e->n_warn < CLI_CLEAN_MAX_WARN)
+        snprintf(e->warn[e->n_warn++], sizeof e->warn[0], "%llu %s", v, what);
+}
+
+/* Decide defaults that depend on the format; 0 or 2. */
+static int settle_options(crun_t *c)
+{
+    const cli_clean_opts_t *co = &c->o->clean;
+    const char *fmt = na_input_format(c->in);
+    int weights = !strcmp(fmt, "safetensors") || !strcmp(fmt, "torch");
+    c->samples = co->samples == CLI_AUTO ? !weights : co->samples == CLI_ON;
+    c->eng = co->eng;
+    c->eng.samples = c->samples;
+    c->eng.max_locations = c->o->max_locations;
+    if (c->o->zscore_given) {
+        if (co->method_given || c->o->zscore <= 0)
+            return cli_usage(CLI_CLEAN, co->method_given ? "give one of --zscore and --mad"
+                                                         : "--zscore needs K > 0");
+        c->eng.method = NA_OM_ZSCORE;
+        c->eng.k = c->o->zscore;
+    }
+    if (!co->nonfinite_given)
+        c->eng.nonfinite = c->samples ? NA_NF_DROP : NA_NF_KEEP;
+    if (c->eng.method != NA_OM_NONE && !co->action_given) {
+        if (!c->samples)
+            return cli_usage(CLI_CLEAN, "%s on weights (%s tensors are not samples) needs "
+                             "--outliers clip|nan|mean",
+                             c->eng.method == NA_OM_ZSCORE ? "--zscore" : "--mad", fmt);
+        c->eng.action = NA_OA_DROP;
+    }
+    if (!c->samples && (c->eng.nonfinite == NA_NF_DROP || c->eng.action == NA_OA_DROP))
+        return cli_usage(CLI_CLEAN, "%s drop needs --samples (axis 0 of a weight would change "
+                         "shape); use %s, or --samples if axis 0 is a sample axis",
+                         c->eng.nonfinite == NA_NF_DROP ? "--nonfinite" : "--outliers",
+                         c->eng.nonfinite == NA_NF_DROP ? "--nonfinite zero" : "--outliers clip");
+    if (co->range_given && c->eng.normalize != NA_NORM_MINMAX)
+        return cli_usage(CLI_CLEAN, "--feature-range needs --normalize minmax");
+    return 0;
+}
+
+/* Output checks before any work: 0 or 2. */
+static int check_output(crun_t *c)
+{
+    const cli_clean_opts_t *co = &c->o->clean;
+    if (co->dry_run)
+        return 0;
+    if (!co->output)
+        return cli_usage(CLI_CLEAN, "-o FILE is required (or --dry-run)");
+    struct stat si, so;
+    if (stat(c->r.input, &si) != 0)
+        return 0; /* the open reports it */
+    if (stat(co->output, &so) == 0) {
+        if (so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
+            cli_error(co->output, "is the input file (same file through a link); the input is "
+                      "never modified");
+            return 2;
+        }
+        if (S_ISDIR(so.st_mode)) {
+            cli_error(co->output, "is a directory; -o takes a file name");
+            return 2;
+        }
+        if (!co->force) {
+            cli_error(co->output, "exists; use --force to replace it");
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Per entry: select, prepare, fit. Returns the exit code so far. */
+static int fit_all(crun_t *c)
+{
+    int rc = 0;
+    size_t n = na_input_count(c->in);
+    c->r.e = calloc(n ? n : 1, sizeof *c->r.e);
+    if (!c->r.e) {
+        cli_error(c->r.input, "out of memory");
+        return 4;
+    }
+    c->r.n = n;
+    for (size_t i = 0; i < n; i++) {
+        cli_clean_entry_t *e = &c->r.e[i];
+        na_tensor_t t;
+        na_err_t err = {{0}};
+        na_status_t st = na_input_tensor(c->in, i, &t, &err);
+        e->name = t.name;
+        e->dtype = t.stored;
+        e->ndim = t.ndim;
+        memcpy(e->shape, t.shape, sizeof e->shape);
+        e->status = "copied";
+        e->samples = c->samples;
+        if (st != NA_OK || !t.src.read || !selected(&c->o->clean, t.name) ||
+            t.stored != t.dtype) {
+            if (t.stored != t.dtype)
+                snprintf(e->reason, sizeof e->reason, "%s: copied unchanged", na_dtype_name(t.stored));
+            else if (st != NA_OK || !t.src.read)
+                snprintf(e->reason, sizeof e->reason, "%s", err.msg);
+            else
+                snprintf(e->reason, sizeof e->reason, "not selected");
+            continue;
+        }
+        st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
+        if (st == NA_E_UNSUPPORTED && c->o->clean.n_include == 0) {
+            snprintf(e->reason, sizeof e->reason, "%s", err.msg);
+            continue; /* not a dtype clean writes: copied, as not selected */
+        }
+        if (st == NA_OK && c->params) {
+            char why[NA_ERR_LEN];
+            if (cli_params_apply(c->params, t.name, &e->ct, why, sizeof why)) {
+                cli_error(c->o->clean.apply_params, "%s", why);
+                na_clean_tensor_free(&e->ct);
+                return 2;
+            }
+        }
+        if (st == NA_OK)
+            st = na_clean_fit(&t, &c->eng, &e->ct, &err);
+        if (st != NA_OK) {
+            e->status = "error";
+            snprintf(e->reason, sizeof e->reason, "%s", err.msg);
+            cli_error(c->r.input, "%s", err.msg);
+            rc = cli_exit_merge(rc, cli_exit_for_status(st));
+            continue;
+        }
+        e->cleaned = 1;
+        e->status = "cleaned";
+        if (e->ct.passthrough)
+            warn(e, (unsigned long long)e->ct.passthrough,
+                 "feature(s) without any finite value passed through unchanged");
+        if (e->ct.constant)
+            warn(e, (unsigned long long)e->ct.constant,
+                 c->eng.normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
+                                                    : "constant feature(s) (std 0) mapped to 0");
+    }
+    return rc;
+}
+
+/* --max-drop-fraction and misalignment: 0, 1 (refused) or 2. */
+static int guard_rails(crun_t *c)
+{
+    for (size_t i = 0; i < c->r.n; i++) {
+        const cli_clean_entry_t *e = &c->r.e[i];
+        const na_clean_tensor_t *ct = &e->ct;
+        if (!e->cleaned || ct->rows == 0)
+            continue;
+        double f1 = (double)ct->dropped_nf / (double)ct->rows;
+        uint64_t left = ct->rows - ct->dropped_nf;
+        double f2 = left ? (double)ct->dropped_out / (double)left : 0.0;
+        if (f1 > c->o->clean.max_drop || f2 > c->o->clean.max_drop) {
+            int nf = f1 > c->o->clean.max_drop;
+            snprintf(c->r.refused, sizeof c->r.refused,
+                     "tensor '%.200s': the %s step would drop %llu of %llu samples (%.1f%%), more "
+                     "than --max-drop-fraction %g",
+                     e->name, nf ? "non-finite" : "outlier",
+                     (unsigned long long)(nf ? ct->dropped_nf : ct->dropped_out),
+                     (unsigned long long)(nf ? ct->rows : left), 100.0 * (nf ? f1 : f2),
+                     c->o->clean.max_drop);
+            cli_error(c->r.input, "%s; nothing written", c->r.refused);
+            return 1;
+        }
+        if (ct->dropped_nf + ct->dropped_out == 0 || c->o->clean.allow_misaligned)
+            continue;
+        for (size_t j = 0; j < c->r.n; j++) {
+            const cli_clean_entry_t *o2 = &c->r.e[j];
+            if (j == i || o2->ndim < 1 || o2->shape[0] != ct->rows || e->ndim < 1)
+                continue;
+            cli_error(c->r.input, "dropping %llu samples from '%s' would misalign it with '%s' "
+                      "(both have %llu rows); use --allow-misaligned if they are unrelated",
+                      (unsigned long long)(ct->dropped_nf + ct->dropped_out), e->name, o2->name,
+                      (unsigned long long)ct->rows);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static na_status_t sink(void *ud, const void *buf, size_t len, na_err_t *err)
+{
+    na_writer_t *w = ud;
+    na_status_t st = na_writer_write(w, buf, len, err);
+    /* Test hook (tests/cli/clean_safety.sh): a signal after the first
+     * bytes, so the handler's cleanup is tested deterministically. */
+    const char *sig = getenv("NANAUDIT_TEST_SIGNAL");
+    if (st == NA_OK && sig && *sig) {
+        na_writer_flush(w, err);
+        raise(!strcmp(sig, "INT") ? SIGINT : !strcmp(sig, "KILL") ? SIGKILL : SIGTERM);
+    }
+    return st;
+}
+
+/* Copy an unselected tensor's bytes. */
+static na_status_t copy_tensor(na_input_t *in, size_t i, na_writer_t *w, uint64_t bytes,
+                               na_err_t *err)
+{
+    na_tensor_t t;
+    na_status_t st = na_input_tensor(in, i, &t, err);
+    if (!t.src.read)
+        return st != NA_OK ? st : na_err_set(err, NA_E_INTERNAL, "no data source");
+    for (uint64_t off = 0; off < bytes;) {
+        size_t len = bytes - off < (16u << 20) ? (size_t)(bytes - off) : (16u << 20);
+        const uint8_t *p;
+        st = t.src.read(t.src.ctx, off, len, &p, err);
+        if (st == NA_OK)
+            st = sink(w, p, len, err);
+        if (st != NA_OK)
+            return st;
+        off += len;
+    }
+    return NA_OK;
+}
+
+/* The writer's tensor list: one per stored tensor (a C64 tensor's
+ * NAME.imag entry is skipped; NAME.real carries all its bytes). */
+static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < c->r.n; i++) {
+        cli_clean_entry_t *e = &c->r.e[i];
+        na_wtensor_t *w = &wt[m];
+        if (e->dtype == NA_DT_C64) {
+            size_t L = strlen(e->name);
+            if (L < 5 || strcmp(e->name + L - 5, ".real"))
+                continue;
+            names[m] = strndup(e->name, L - 5);
+            w->name = names[m];
+            w->bytes = na_input_tensor_bytes(c->in, i) * 2;
+        } else {
+            w->name = e->name;
+            w->bytes = e->cleaned ? e->ct.out_rows * e->ct.width *
+                                        (na_dtype_bits(e->ct.out_dtype) / 8)
+                                  : na_input_tensor_bytes(c->in, i);
+            if (e->cleaned && e->ct.rows == 0)
+                w->bytes = 0;
+        }
+        w->dtype = e->cleaned ? e->ct.out_dtype : e->dtype;
+        w->ndim = e->ndim;
+        memcpy(w->shape, e->cleaned ? e->ct.out_shape : e->shape, sizeof w->shape);
+        src[m++] = i;
+    }
+    return m;
+}
+
+/* Re-open the temporary file and compare it with what was predicted. */
+static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, size_t m,
+                          na_err_t *err)
+{
+    na_open_opts_t oo = c->o->open;
+    if (!strcmp(c->r.format, "raw")) {
+        oo.raw_dtype = wt[0].dtype;
+        oo.raw_endian = NA_LITTLE;
+        oo.raw_offset = 0;
+        oo.raw_length = NA_RAW_TO_EOF;
+        oo.raw_ndim = wt[0].ndim;
+        memcpy(oo.raw_shape, wt[0].shape, sizeof oo.raw_shape);
+    }
+    na_input_t *out;
+    na_status_t st = na_input_open(g_tmp, &oo, &out, err);
+    if (st != NA_OK)
+        return na_err_set(err, NA_E_WRITE, "verification: the written file does not re-open: %s",
+                          err->msg);
+    size_t k = 0;
+    for (size_t j = 0; j < m && st == NA_OK; j++, k++) {
+        na_tensor_t t;
+        if (k >= na_input_count(out)) {
+            st = na_err_set(err, NA_E_WRITE, "verification: tensor '%s' missing", wt[j].name);
+            break;
+        }
+        st = na_input_tensor(out, k, &t, err);
+        if (t.stored == NA_DT_C64)
+            k++; /* NAME.real and NAME.imag */
+        if (st != NA_OK)
+            break;
+        if (t.stored != wt[j].dtype || t.ndim != wt[j].ndim ||
+            memcmp(t.shape, wt[j].shape, sizeof(uint64_t) * (size_t)t.ndim)) {
+            st = na_err_set(err, NA_E_WRITE, "verification: tensor '%s' has another dtype or shape",
+                            wt[j].name);
+            break;
+        }
+        cli_clean_entry_t *e = &c->r.e[src[j]];
+        if (!e->cleaned || e->ct.rows == 0)
+            continue;
+        na_scan_opts_t so;
+        na_scan_opts_init(&so);
+        so.zscore = 0;
+        so.max_locations = 0;
+        na_result_t res;
+        st = na_scan_tensor(&t, &so, &res, err);
+        if (st != NA_OK)
+            break;
+        const na_stats_t *a = &res.st, *p = &e->ct.after;
+        double tol = 1e-11 * (fabs(p->mean) + na_stats_std(p)) + 1e-300;
+        int same = a->finite == p->finite && a->nan == p->nan && a->pos_inf == p->pos_inf &&
+                   a->neg_inf == p->neg_inf &&
+                   (a->finite == 0 || (a->min == p->min && a->max == p->max &&
+                                       fabs(a->mean - p->mean) <= tol));
+        na_result_free(&res);
+        if (!same)
+            st = na_err_set(err, NA_E_WRITE, "verification: tensor '%s' statistics differ from "
+                            "the prediction", wt[j].name);
+    }
+    if (st == NA_OK && k != na_input_count(out))
+        st = na_err_set(err, NA_E_WRITE, "verification: the file has %zu entries, expected %zu",
+                        na_input_count(out), k);
+    na_input_close(out);
+    return st;
+}
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int r = fsync(fd);
+    close(fd);
+    return r;
+}
+
+/* Write, verify, fsync, rename. Returns the exit code (0 or 4). */
+static int write_output(crun_t *c)
+{
+    const char *outp = c->o->clean.output;
+    const na_writer_format_t *wf = na_writer_for(c->r.format);
+    if (!wf) {
+        cli_error(c->r.input, "clean cannot write %s files yet", c->r.format);
+        return 4;
+    }
+    char dir[PATH_MAX];
+    const char *slash = strrchr(outp, '/');
+    const char *base = slash ? slash + 1 : outp;
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - outp + (slash == outp)), outp);
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (snprintf(g_tmp, sizeof g_tmp, "%s/.nanaudit-tmp-XXXXXX-%s", dir, base) >= (int)sizeof g_tmp) {
+        cli_error(outp, "path too long");
+        return 4;
+    }
+    install_handlers();
+    int fd = mkstemps(g_tmp, (int)strlen(base) + 1);
+    if (fd < 0) {
+        cli_error(outp, "cannot create a temporary file in '%s': %s", dir, strerror(errno));
+        return 4;
+    }
+    g_tmp_live = 1;
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um);
+
+    size_t n = c->r.n ? c->r.n : 1;
+    na_wtensor_t *wt = calloc(n, sizeof *wt);
+    size_t *src = calloc(n, sizeof *src);
+    char **names = calloc(n, sizeof *names);
+    na_err_t err = {{0}};
+    na_status_t st = (wt && src && names) ? NA_OK : na_err_set(&err, NA_E_NOMEM, "out of memory");
+    size_t m = st == NA_OK ? out_list(c, wt, src, names) : 0;
+
+    /* Metadata: the input's, then "nanaudit" (replacing an older one). */
+    size_t nm = na_input_metadata_count(c->in);
+    na_wmeta_t *meta = calloc(nm + 1, sizeof *meta);
+    char prov[4096];
+    size_t k = 0;
+    for (size_t i = 0; meta && i < nm; i++) {
+        na_input_metadata(c->in, i, &meta[k].key, &meta[k].value);
+        if (meta[k].key && strcmp(meta[k].key, "nanaudit"))
+            k++;
+    }
+    json_t *pj = json_object();
+    json_object_set_new(pj, "version", json_string(NA_VERSION));
+    json_object_set_new(pj, "command", json_string(c->cmdline));
+    json_object_set_new(pj, "input_sha256", json_string(c->r.sha));
+    char *pjs = json_dumps(pj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(pj);
+    snprintf(prov, sizeof prov, "%s", pjs ? pjs : "{}");
+    free(pjs);
+    if (meta) {
+        meta[k].key = "nanaudit";
+        meta[k].value = prov;
+        k++;
+    }
+
+    na_writer_t *w = NULL;
+    if (st == NA_OK)
+        st = wf->open(fd, wt, m, meta, k, &w, &err);
+    for (size_t j = 0; j < m && st == NA_OK; j++) {
+        cli_clean_entry_t *e = &c->r.e[src[j]];
+        st = na_writer_begin(w, j, &err);
+        if (st != NA_OK)
+            break;
+        if (e->cleaned && e->ct.rows) {
+            na_tensor_t t;
+            st = na_input_tensor(c->in, src[j], &t, &err);
+            if (st == NA_OK)
+                st = na_clean_emit(&t, &c->eng, &e->ct, sink, w, &err);
+            e->emitted = st == NA_OK;
+            if (e->emitted && e->ct.overflow)
+                warn(e, (unsigned long long)e->ct.overflow, "value(s) overflowed the output dtype");
+        } else {
+            e->emitted = e->cleaned;
+            st = copy_tensor(c->in, src[j], w, wt[j].bytes, &err);
+        }
+    }
+    if (st == NA_OK)
+        st = na_writer_finish(w, &err);
+    na_writer_free(w);
+    if (st == NA_OK && !c->o->clean.no_fsync && fsync(fd) != 0)
+        st = na_err_set(&err, NA_E_WRITE, "fsync: %s", strerror(errno));
+    if (close(fd) != 0 && st == NA_OK)
+        st = na_err_set(&err, NA_E_WRITE, "close: %s", strerror(errno));
+    if (st == NA_OK)
+        st = verify(c, wt, src, m, &err);
+    if (st == NA_OK && rename(g_tmp, outp) != 0)
+        st = na_err_set(&err, NA_E_WRITE, "rename to the output: %s", strerror(errno));
+    if (st == NA_OK) {
+        g_tmp_live = 0;
+        if (!c->o->clean.no_fsync)
+            fsync_dir(dir);
+        c->r.written = 1;
+    } else {
+        drop_tmp();
+        cli_error(outp, "%s; nothing written", err.msg);
+    }
+    for (size_t j = 0; names && j < n; j++)
+        free(names[j]);
+    free(names);
+    free(wt);
+    free(src);
+    free(meta);
+    return st == NA_OK ? 0 : cli_exit_for_status(st == NA_E_WRITE ? NA_E_WRITE : st);
+}
+
+static void build_cmdline(crun_t *c)
+{
+    /* The command as given, arguments separated by spaces. */
+    size_t len = 0;
+    c->cmdline[0] = '\0';
+    for (int i = 0; i < c->o->argc; i++) {
+        int k = snprintf(c->cmdline + len, sizeof c->cmdline - len, "%s%s", i ? " " : "",
+                         c->o->argv[i]);
+        if (k < 0 || (size_t)k >= sizeof c->cmdline - len)
+            break;
+        len += (size_t)k;
+    }
+}
+
+static int finish(crun_t *c, int rc)
+{
+    c->r.exit_code = rc;
+    const cli_opts_t *o = c->o;
+    if (o->json)
+        cli_clean_report_json(&c->r, stdout);
+    else
+        cli_clean_report_text(&c->r, o->quiet, stdout);
+    if (o->report) {
+        FILE *f = fopen(o->report, "w");
+        if (!f || cli_clean_report_json(&c->r, f) != 0) {
+            cli_error(o->report, "cannot write the report: %s", strerror(errno));
+            rc = cli_exit_merge(rc, 4);
+        }
+        if (f && fclose(f) != 0)
+            rc = cli_exit_merge(rc, 4);
+    }
+    for (size_t i = 0; i < c->r.n; i++)
+        na_clean_tensor_free(&c->r.e[i].ct);
+    free(c->r.e);
+    na_input_close(c->in);
+    json_decref(c->params);
+    return rc;
+}
+
+int cli_clean(const cli_opts_t *o)
+{
+    crun_t c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    if (o->n_inputs != 1)
+        return cli_usage(CLI_CLEAN, "clean takes exactly one input file (got %zu)", o->n_inputs);
+    c.r.input = o->inputs[0];
+    c.r.output = o->clean.output;
+    c.r.dry_run = o->clean.dry_run;
+    if (o->clean.apply_params) {
+        char why[NA_ERR_LEN];
+        c.params = cli_params_load(o->clean.apply_params, why, sizeof why);
+        if (!c.params) {
+            cli_error(o->clean.apply_params, "bad --apply-params file: %s", why);
+            return 2;
+        }
+    }
+    int rc = check_output(&c);
+    if (rc) {
+        json_decref(c.params);
+        return rc;
+    }
+    na_err_t err = {{0}};
+    na_status_t st = na_input_open(c.r.input, &o->open, &c.in, &err);
+    if (st != NA_OK) {
+        cli_error(c.r.input, "%s", err.msg);
+        json_decref(c.params);
+        return cli_exit_for_status(st);
+    }
+    c.r.format = na_input_format(c.in);
+    rc = settle_options(&c);
+    if (rc)
+        return finish(&c, rc);
+    if (!o->clean.dry_run && !strcmp(c.r.format, "safetensors")) {
+        st = na_sha256_file(c.r.input, c.r.sha, &err);
+        if (st != NA_OK) {
+            cli_error(c.r.input, "%s", err.msg);
+            return finish(&c, 3);
+        }
+    }
+    build_cmdline(&c);
+    rc = fit_all(&c);
+    if (rc >= 2)
+        return finish(&c, rc);
+    int g = guard_rails(&c);
+    if (g)
+        return finish(&c, cli_exit_merge(rc, g));
+    if (o->clean.save_params) {
+        json_t *pj = cli_params_new();
+        for (size_t i = 0; pj && i < c.r.n; i++)
+            if (c.r.e[i].cleaned)
+                cli_params_add(pj, c.r.e[i].name, &c.r.e[i].ct);
+        if (!pj || cli_params_save(pj, o->clean.save_params) != 0) {
+            cli_error(o->clean.save_params, "cannot write the parameters");
+            rc = cli_exit_merge(rc, 4);
+        }
+        json_decref(pj);
+    }
+    if (!o->clean.dry_run) {
+        int w = write_output(&c);
+        rc = cli_exit_merge(rc, w);
+        if (w)
+            return finish(&c, rc);
+    }
+    /* NaN or Inf left in a cleaned tensor is a finding of scan's default
+     * policy: exit 1 (issue 4, "Exit codes"). */
+    for (size_t i = 0; i < c.r.n; i++) {
+        const cli_clean_entry_t *e = &c.r.e[i];
+        if (!e->cleaned)
+            continue;
+        const na_stats_t *s = e->emitted ? &e->ct.after : &e->ct.before;
+        uint64_t left = s->nan + s->pos_inf + s->neg_inf;
+        if (!e->emitted && c.eng.nonfinite != NA_NF_KEEP)
+            left = e->ct.passthrough ? left : 0;
+        if (left)
+            rc = cli_exit_merge(rc, 1);
+    }
+    return finish(&c, rc);
+}

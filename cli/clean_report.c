@@ -1,0 +1,193 @@
+/*
+ * clean_report.c - the change report of `nanaudit clean`: text for
+ * people on stdout, JSON (--format json, --report FILE) for programs.
+ *
+ * JSON (schema_version 1), one object:
+ *   {"schema_version", "command": "clean", "version", "input", "output"
+ *    (null for --dry-run), "format", "input_sha256", "written" (bool),
+ *    "dry_run", "refused" (why nothing was written, or null),
+ *    "tensors": [{"name", "status" ("cleaned" | "copied" | "error"),
+ *      "reason", "dtype", "out_dtype", "shape", "out_shape", "samples",
+ *      "features", "passes", "nonfinite_replaced", "outliers_replaced",
+ *      "clipped", "set_nan", "overflow", "samples_dropped": {"nonfinite",
+ *      "outliers", "total", "first"}, "before": STATS, "after": STATS,
+ *      "warnings": [..]}],
+ *    "exit_code"}
+ * STATS: {"elements", "finite", "nan", "pos_inf", "neg_inf", "min",
+ * "max", "mean", "std"} with null for undefined values.
+ */
+#include "cli.h"
+#include "clean_report.h"
+
+#include <jansson.h>
+#include <math.h>   /* isfinite */
+#include <string.h> /* strlen */
+
+static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+static json_t *juint(uint64_t v) { return json_integer((json_int_t)v); }
+
+static json_t *jstr(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    char buf[1024];
+    na_escape_text(s, buf, sizeof buf);
+    return json_string(buf);
+}
+
+static json_t *jstats(const na_stats_t *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "elements", juint(s->elements));
+    json_object_set_new(o, "finite", juint(s->finite));
+    json_object_set_new(o, "nan", juint(s->nan));
+    json_object_set_new(o, "pos_inf", juint(s->pos_inf));
+    json_object_set_new(o, "neg_inf", juint(s->neg_inf));
+    json_object_set_new(o, "min", jreal(s->finite ? s->min : NAN));
+    json_object_set_new(o, "max", jreal(s->finite ? s->max : NAN));
+    json_object_set_new(o, "mean", jreal(s->finite ? s->mean : NAN));
+    json_object_set_new(o, "std", jreal(na_stats_std(s)));
+    return o;
+}
+
+static json_t *jshape(int ndim, const uint64_t *shape)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < ndim; i++)
+        json_array_append_new(a, juint(shape[i]));
+    return a;
+}
+
+static json_t *jentry(const cli_clean_entry_t *e)
+{
+    json_t *o = json_object();
+    const na_clean_tensor_t *ct = &e->ct;
+    json_object_set_new(o, "name", jstr(e->name));
+    json_object_set_new(o, "status", json_string(e->status));
+    json_object_set_new(o, "reason", jstr(e->reason[0] ? e->reason : NULL));
+    json_object_set_new(o, "dtype", json_string(na_dtype_name(e->dtype)));
+    json_object_set_new(o, "shape", jshape(e->ndim, e->shape));
+    if (!e->cleaned) {
+        json_object_set_new(o, "warnings", json_array());
+        return o;
+    }
+    json_object_set_new(o, "out_dtype", json_string(na_dtype_name(ct->out_dtype)));
+    json_object_set_new(o, "out_shape", jshape(ct->ndim, ct->out_shape));
+    json_object_set_new(o, "samples", json_boolean(e->samples));
+    json_object_set_new(o, "features", juint(ct->nfeat));
+    json_object_set_new(o, "passes", juint(ct->passes));
+    json_object_set_new(o, "nonfinite_replaced", juint(ct->replaced_nf));
+    json_object_set_new(o, "outliers_replaced", juint(ct->replaced_out));
+    json_object_set_new(o, "clipped", juint(ct->clipped));
+    json_object_set_new(o, "set_nan", juint(ct->nanned));
+    json_object_set_new(o, "overflow", juint(ct->overflow));
+    json_t *d = json_object(), *first = json_array();
+    json_object_set_new(d, "nonfinite", juint(ct->dropped_nf));
+    json_object_set_new(d, "outliers", juint(ct->dropped_out));
+    json_object_set_new(d, "total", juint(ct->dropped_nf + ct->dropped_out));
+    for (size_t i = 0; i < ct->n_drop_idx; i++)
+        json_array_append_new(first, juint(ct->drop_idx[i]));
+    json_object_set_new(d, "first", first);
+    json_object_set_new(o, "samples_dropped", d);
+    json_object_set_new(o, "before", jstats(&ct->before));
+    json_object_set_new(o, "after", e->emitted ? jstats(&ct->after) : json_null());
+    json_t *w = json_array();
+    for (size_t i = 0; i < e->n_warn; i++)
+        json_array_append_new(w, jstr(e->warn[i]));
+    json_object_set_new(o, "warnings", w);
+    return o;
+}
+
+int cli_clean_report_json(const cli_clean_run_t *r, FILE *out)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(1));
+    json_object_set_new(o, "command", json_string("clean"));
+    json_object_set_new(o, "version", json_string(NA_VERSION));
+    json_object_set_new(o, "input", jstr(r->input));
+    json_object_set_new(o, "output", jstr(r->dry_run ? NULL : r->output));
+    json_object_set_new(o, "format", jstr(r->format));
+    json_object_set_new(o, "input_sha256", jstr(r->sha[0] ? r->sha : NULL));
+    json_object_set_new(o, "written", json_boolean(r->written));
+    json_object_set_new(o, "dry_run", json_boolean(r->dry_run));
+    json_object_set_new(o, "refused", jstr(r->refused[0] ? r->refused : NULL));
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n; i++)
+        json_array_append_new(a, jentry(&r->e[i]));
+    json_object_set_new(o, "tensors", a);
+    json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+    int rc = json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    if (rc == 0 && fputc('\n', out) == EOF)
+        rc = -1;
+    return rc;
+}
+
+static void pstat(FILE *out, const char *what, const na_stats_t *s)
+{
+    fprintf(out, "    %-6s finite %llu  nan %llu  inf %llu", what, (unsigned long long)s->finite,
+            (unsigned long long)s->nan, (unsigned long long)(s->pos_inf + s->neg_inf));
+    if (s->finite)
+        fprintf(out, "  min %.6g  max %.6g  mean %.6g  std %.6g", s->min, s->max, s->mean,
+                na_stats_std(s));
+    fputc('\n', out);
+}
+
+int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
+{
+    char nm[512];
+    na_escape_text(r->input, nm, sizeof nm);
+    fprintf(out, "clean %s (%s)\n", nm, r->format ? r->format : "?");
+    for (size_t i = 0; i < r->n; i++) {
+        const cli_clean_entry_t *e = &r->e[i];
+        const na_clean_tensor_t *ct = &e->ct;
+        na_escape_text(e->name, nm, sizeof nm);
+        if (!e->cleaned) {
+            if (!quiet || !strcmp(e->status, "error"))
+                fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "",
+                        e->reason);
+            continue;
+        }
+        fprintf(out, "  %s: %s %s, %llu samples x %llu, %llu features, %u passes\n", nm,
+                na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
+                (unsigned long long)ct->rows, (unsigned long long)ct->width,
+                (unsigned long long)ct->nfeat, ct->passes);
+        fprintf(out, "    dropped %llu samples (non-finite %llu, outliers %llu)",
+                (unsigned long long)(ct->dropped_nf + ct->dropped_out),
+                (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out);
+        if (ct->n_drop_idx) {
+            fputs(", first", out);
+            for (size_t k = 0; k < ct->n_drop_idx; k++)
+                fprintf(out, " %llu", (unsigned long long)ct->drop_idx[k]);
+        }
+        fputc('\n', out);
+        if (e->emitted)
+            fprintf(out, "    replaced %llu non-finite, %llu outliers; clipped %llu; set NaN %llu; "
+                         "overflow %llu\n",
+                    (unsigned long long)ct->replaced_nf, (unsigned long long)ct->replaced_out,
+                    (unsigned long long)ct->clipped, (unsigned long long)ct->nanned,
+                    (unsigned long long)ct->overflow);
+        if (!quiet) {
+            pstat(out, "before", &ct->before);
+            if (e->emitted)
+                pstat(out, "after", &ct->after);
+        }
+        for (size_t k = 0; k < e->n_warn; k++) {
+            na_escape_text(e->warn[k], nm, sizeof nm);
+            fprintf(out, "    warning: %s\n", nm);
+        }
+    }
+    if (r->refused[0]) {
+        na_escape_text(r->refused, nm, sizeof nm);
+        fprintf(out, "refused: %s; nothing written\n", nm);
+    } else if (r->dry_run) {
+        fputs("dry run: nothing written\n", out);
+    } else if (r->written) {
+        na_escape_text(r->output, nm, sizeof nm);
+        fprintf(out, "written: %s (verified)\n", nm);
+    }
+    return ferror(out) ? -1 : 0;
+}

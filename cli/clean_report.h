@@ -1,0 +1,39 @@
+/*
+ * clean_report.h - state of one `nanaudit clean` run, shared by clean.c
+ * (which fills it) and clean_report.c (which prints it).
+ */
+#ifndef NA_CLEAN_REPORT_H
+#define NA_CLEAN_REPORT_H
+
+#include "clean.h"
+
+#include <stdio.h>
+
+#define CLI_CLEAN_MAX_WARN 6
+
+typedef struct cli_clean_entry {
+    const char *name;      /* entry name (owned by the input) */
+    na_dtype_t dtype;      /* as stored */
+    int ndim;
+    uint64_t shape[NA_MAX_NDIM];
+    const char *status;    /* "cleaned", "copied", "error" */
+    char reason[NA_ERR_LEN];
+    int cleaned, emitted, samples;
+    na_clean_tensor_t ct;
+    size_t n_warn;
+    char warn[CLI_CLEAN_MAX_WARN][256];
+} cli_clean_entry_t;
+
+typedef struct cli_clean_run {
+    const char *input, *output, *format;
+    char sha[65];
+    int written, dry_run, exit_code;
+    char refused[NA_ERR_LEN];
+    size_t n;
+    cli_clean_entry_t *e;
+} cli_clean_run_t;
+
+int cli_clean_report_json(const cli_clean_run_t *r, FILE *out); /* 0 or -1 */
+int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out);
+
+#endif /* NA_CLEAN_REPORT_H */

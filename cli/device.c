@@ -1,0 +1,133 @@
+/*
+ * device.c - `--device auto|cpu|cuda[:N]`: which backend (lib/'s
+ * na_backend_t) scans each tensor, and what the report says about it.
+ *
+ *  - cpu: the OpenMP engine for everything.
+ *  - cuda[:N]: GPU N (default 0) for every tensor; a machine without a
+ *    usable GPU is an environment error (exit 4, one line), decided before
+ *    any input is opened.
+ *  - auto (default): the GPU for tensors of at least CLI_AUTO_GPU_BYTES,
+ *    when a usable one exists; the CPU otherwise. CUDA is initialised
+ *    only when the first such tensor comes, so small scans never pay for
+ *    it, and a failure (no driver, no device, old driver) leaves a note in
+ *    the report and the CPU doing the work.
+ * Why 32 MiB: below it the fixed cost per tensor (two synchronisations,
+ * ~20-50 us) and the PCIe transfer are not repaid against a multi-core
+ * CPU scan of a few milliseconds; see tests/gpu/README.md.
+ */
+#include "cli.h"
+#include "na_cuda.h"
+
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* strtoul */
+#include <string.h> /* strcmp, strncmp, memset */
+
+#define CLI_AUTO_GPU_BYTES (32ull << 20)
+
+int cli_device_parse(const char *a, int *mode, int *ordinal)
+{
+    *ordinal = 0;
+    if (!strcmp(a, "auto")) {
+        *mode = CLI_DEV_AUTO;
+    } else if (!strcmp(a, "cpu")) {
+        *mode = CLI_DEV_CPU;
+    } else if (!strcmp(a, "cuda")) {
+        *mode = CLI_DEV_CUDA;
+    } else if (!strncmp(a, "cuda:", 5) && a[5] >= '0' && a[5] <= '9' && strlen(a + 5) <= 4) {
+        char *end;
+        unsigned long v = strtoul(a + 5, &end, 10);
+        if (*end)
+            return -1;
+        *mode = CLI_DEV_CUDA;
+        *ordinal = (int)v;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+int cli_device_open(cli_device_t *d, int mode, int ordinal)
+{
+    memset(d, 0, sizeof *d);
+    d->mode = mode;
+    d->ordinal = ordinal;
+    na_backend_cpu(&d->cpu);
+    if (mode != CLI_DEV_CUDA)
+        return 0;
+    na_err_t err = {{0}};
+    if (na_cuda_open(ordinal, &d->gpu, &err) != NA_OK) {
+        cli_error(NULL, "--device cuda:%d: %s", ordinal, err.msg);
+        return 4;
+    }
+    d->gpu_state = 1;
+    return 0;
+}
+
+/* auto: open the GPU at the first large tensor; remember a failure. */
+static int gpu_wanted(cli_device_t *d, const na_tensor_t *t)
+{
+    if (t->n_missing > 0 || t->constant) { /* missing values, one-element scans: CPU */
+        d->on_cpu_kept++;
+        return 0;
+    }
+    if (d->mode == CLI_DEV_CUDA)
+        return 1;
+    if (d->mode == CLI_DEV_CPU || (uint64_t)t->elements * t->elem_stride < CLI_AUTO_GPU_BYTES)
+        return 0;
+    if (d->gpu_state == 0) {
+        na_err_t err = {{0}};
+        if (!na_cuda_built()) {
+            d->gpu_state = -1; /* a CPU-only build: auto is simply the CPU */
+        } else if (na_cuda_open(d->ordinal, &d->gpu, &err) == NA_OK) {
+            d->gpu_state = 1;
+        } else {
+            d->gpu_state = -1;
+            snprintf(d->note, sizeof d->note,
+                     "--device auto: no usable GPU (%s); scanned on the CPU", err.msg);
+        }
+    }
+    return d->gpu_state == 1;
+}
+
+na_status_t cli_device_scan(cli_device_t *d, const na_tensor_t *t, const na_scan_opts_t *so,
+                            na_result_t *r, na_err_t *err)
+{
+    if (gpu_wanted(d, t)) {
+        na_status_t st = d->gpu.scan_tensor(d->gpu.self, t, so, r, err);
+        /* auto: a CUDA failure (e.g. out of device memory) is retried on the
+         * CPU; read and format errors are the data's and stand. */
+        if (!(d->mode == CLI_DEV_AUTO && (st == NA_E_INTERNAL || st == NA_E_NOMEM))) {
+            d->on_gpu += st == NA_OK;
+            return st;
+        }
+        snprintf(d->note, sizeof d->note, "--device auto: %s; scanned on the CPU", err->msg);
+        err->msg[0] = '\0';
+    }
+    d->on_cpu++;
+    return d->cpu.scan_tensor(d->cpu.self, t, so, r, err);
+}
+
+void cli_device_report(cli_device_t *d, na_report_t *rep)
+{
+    if (d->on_gpu && d->on_cpu)
+        snprintf(d->name, sizeof d->name, "%s+cpu", d->gpu.name);
+    else
+        snprintf(d->name, sizeof d->name, "%s", d->on_gpu ? d->gpu.name : "cpu");
+    rep->device = d->name;
+    uint64_t small = d->on_cpu - d->on_cpu_kept;
+    if (!d->note[0] && d->on_gpu && d->on_cpu_kept)
+        snprintf(d->note, sizeof d->note, "%llu tensor%s with missing values or no stored data "
+                 "layout scanned on the CPU", (unsigned long long)d->on_cpu_kept,
+                 d->on_cpu_kept == 1 ? "" : "s");
+    else if (!d->note[0] && d->on_gpu && small && d->mode == CLI_DEV_AUTO)
+        snprintf(d->note, sizeof d->note, "--device auto: %llu tensor%s under %llu MiB "
+                 "scanned on the CPU", (unsigned long long)small, small == 1 ? "" : "s",
+                 CLI_AUTO_GPU_BYTES >> 20);
+    rep->device_note = d->note[0] ? d->note : NULL;
+}
+
+void cli_device_close(cli_device_t *d)
+{
+    na_backend_close(&d->gpu);
+    na_backend_close(&d->cpu);
+}

@@ -1,0 +1,486 @@
+/*
+ * hdf5.c - HDF5 reader (also netCDF-4 and MATLAB v7.3, which are HDF5
+ * inside), behind the na_format_t interface of format.h.
+ *
+ * This file never calls libhdf5. It forks a child per file
+ * (hdf5_child.c) that opens the file with libhdf5 and sends the catalog
+ * of datasets; the engine's windows are then read by the child with
+ * H5Dread into a shared mapping and scanned here in place. Why: libhdf5
+ * 1.10.8 crashes or loops on hostile files (CVE reproducers), and a
+ * crash must cost one file (exit 3), not the run. hdf5_proto.h describes
+ * the messages.
+ *
+ * Failure messages (one line each, the CLI adds the file name):
+ *   "libhdf5 crashed reading this file: SIGSEGV"
+ *   "libhdf5 did not answer within N s (--hdf5-timeout): reader stopped"
+ *   "libhdf5 cannot open the file: <innermost cause on the HDF5 stack>"
+ * A crash while a tensor is read makes that tensor and the ones after
+ * it errors; the tensors before keep their results.
+ */
+#include "format.h"
+#include "hdf5_proto.h"
+
+#include <errno.h>      /* errno */
+#include <poll.h>       /* poll */
+#include <signal.h>     /* kill, SIGKILL */
+#include <stdlib.h>     /* calloc, free */
+#include <string.h>     /* memcpy, strdup, sigabbrev_np */
+#include <sys/mman.h>   /* mmap, munmap */
+#include <sys/prctl.h>  /* prctl, PR_SET_PDEATHSIG */
+#include <sys/socket.h> /* socketpair */
+#include <sys/stat.h>   /* fstat */
+#include <sys/wait.h>   /* waitpid */
+#include <unistd.h>     /* fork, close */
+
+typedef struct h5_entry {
+    h5p_entry_t e;
+    char *name, *reason, *detail;
+} h5_entry_t;
+
+typedef struct h5_input h5_input_t;
+
+typedef struct h5_src {
+    h5_input_t *h;
+    size_t entry;  /* index in the child's catalog */
+} h5_src_t;
+
+struct h5_input {
+    na_input_t base;
+    pid_t pid;          /* child, or -1 once reaped */
+    int sock;
+    uint8_t *shm;
+    uint64_t shm_bytes;
+    na_map_t *map;      /* the file, for datasets read directly */
+    int timeout_ms;     /* per answer; -1 = none */
+    int use_missing;
+    char *dead;         /* set once the child is gone: the message */
+    na_status_t dead_st;
+    size_t n, cap;      /* tensor-like entries (not notes) */
+    h5_entry_t *ents;
+    size_t *cat_index;  /* catalog index of each entry */
+    h5_src_t *srcs;
+    size_t n_notes, cap_notes;
+    char **notes;
+};
+
+#define H5_DEFAULT_SHM (64u << 20)
+/* Room after a window: a read that starts or ends inside an element of
+ * an array type reads whole elements (at most 65536 values of at most 16
+ * bytes each, hdf5_child.c), then moves the window to the start. */
+#define H5_SHM_SLACK ((uint64_t)2 << 20)
+
+/* ---- the child ------------------------------------------------------------ */
+
+static void h5_reap(h5_input_t *h, int force)
+{
+    if (h->pid <= 0)
+        return;
+    if (force)
+        kill(h->pid, SIGKILL);
+    int st;
+    while (waitpid(h->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    h->pid = -1;
+}
+
+/* The child is gone or stuck: record why (once) and stop it. */
+static na_status_t h5_dead(h5_input_t *h, int timed_out, na_err_t *err)
+{
+    if (h->dead == NULL) {
+        char msg[200];
+        if (timed_out) {
+            kill(h->pid, SIGKILL);
+            snprintf(msg, sizeof msg,
+                     "libhdf5 did not answer within %g s (--hdf5-timeout): reader stopped",
+                     h->timeout_ms / 1000.0);
+        } else {
+            snprintf(msg, sizeof msg, "HDF5 reader process ended unexpectedly");
+        }
+        int st = 0;
+        pid_t r;
+        while ((r = waitpid(h->pid, &st, 0)) < 0 && errno == EINTR)
+            ;
+        h->pid = -1;
+        if (r > 0 && !timed_out && WIFSIGNALED(st)) {
+            const char *abbr = sigabbrev_np(WTERMSIG(st));
+            if (abbr != NULL)
+                snprintf(msg, sizeof msg, "libhdf5 crashed reading this file: SIG%s", abbr);
+            else
+                snprintf(msg, sizeof msg, "libhdf5 crashed reading this file: signal %d",
+                         WTERMSIG(st));
+        } else if (r > 0 && !timed_out && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+            snprintf(msg, sizeof msg, "HDF5 reader process failed (exit status %d, out of memory?)",
+                     WEXITSTATUS(st));
+        }
+        h->dead = strdup(msg);
+        h->dead_st = NA_E_FORMAT;
+        if (h->dead == NULL)
+            return na_err_set(err, NA_E_NOMEM, "out of memory");
+    }
+    return na_err_set(err, h->dead_st, "%s", h->dead);
+}
+
+/* Wait for the next message header (timeout per message). */
+static na_status_t h5_recv_hdr(h5_input_t *h, h5p_hdr_t *hd, na_err_t *err)
+{
+    if (h->dead != NULL)
+        return na_err_set(err, h->dead_st, "%s", h->dead);
+    struct pollfd pf = {h->sock, POLLIN, 0};
+    int r;
+    while ((r = poll(&pf, 1, h->timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (r == 0)
+        return h5_dead(h, 1, err);
+    if (r < 0 || na_h5p_recv_all(h->sock, hd, sizeof *hd) != 0)
+        return h5_dead(h, 0, err);
+    return NA_OK;
+}
+
+/* Payload of a message, malloc'd and NUL-terminated. */
+static na_status_t h5_recv_body(h5_input_t *h, uint64_t len, char **out, na_err_t *err)
+{
+    *out = NULL;
+    if (len > (64u << 20))
+        return na_err_set(err, NA_E_INTERNAL, "HDF5 reader sent a %llu-byte message",
+                          (unsigned long long)len);
+    char *b = malloc(len + 1);
+    if (b == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    if (na_h5p_recv_all(h->sock, b, len) != 0) {
+        free(b);
+        return h5_dead(h, 0, err);
+    }
+    b[len] = '\0';
+    *out = b;
+    return NA_OK;
+}
+
+static char *dup_n(const char *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s != NULL) {
+        memcpy(s, p, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static na_status_t h5_add_entry(h5_input_t *h, size_t cat, const char *body, uint64_t len,
+                                na_err_t *err)
+{
+    h5p_entry_t e;
+    if (len < sizeof e)
+        return na_err_set(err, NA_E_INTERNAL, "short catalog entry");
+    memcpy(&e, body, sizeof e);
+    if ((uint64_t)e.name_len + e.reason_len + e.detail_len != len - sizeof e ||
+        e.ndim < 0 || e.ndim > NA_MAX_NDIM || e.n_missing > 2)
+        return na_err_set(err, NA_E_INTERNAL, "bad catalog entry");
+    const char *p = body + sizeof e;
+    if (e.kind == H5P_K_NOTE) {
+        if (h->n_notes == h->cap_notes) {
+            size_t nc = h->cap_notes ? h->cap_notes * 2 : 8;
+            char **nn = realloc(h->notes, nc * sizeof *nn);
+            if (nn == NULL)
+                return na_err_set(err, NA_E_NOMEM, "out of memory");
+            h->notes = nn;
+            h->cap_notes = nc;
+        }
+        if ((h->notes[h->n_notes] = dup_n(p + e.name_len, e.reason_len)) == NULL)
+            return na_err_set(err, NA_E_NOMEM, "out of memory");
+        h->n_notes++;
+        return NA_OK;
+    }
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 16;
+        h5_entry_t *ne = realloc(h->ents, nc * sizeof *ne);
+        size_t *ni = realloc(h->cat_index, nc * sizeof *ni);
+        if (ne != NULL)
+            h->ents = ne;
+        if (ni != NULL)
+            h->cat_index = ni;
+        if (ne == NULL || ni == NULL)
+            return na_err_set(err, NA_E_NOMEM, "out of memory");
+        h->cap = nc;
+    }
+    h5_entry_t *x = &h->ents[h->n];
+    x->e = e;
+    x->name = dup_n(p, e.name_len);
+    x->reason = dup_n(p + e.name_len, e.reason_len);
+    x->detail = dup_n(p + e.name_len + e.reason_len, e.detail_len);
+    h->cat_index[h->n] = cat;
+    h->n++;
+    if (x->name == NULL || x->reason == NULL || x->detail == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    return NA_OK;
+}
+
+static na_status_t h5_catalog(h5_input_t *h, na_err_t *err)
+{
+    for (size_t cat = 0;; cat++) {
+        h5p_hdr_t hd;
+        char *body = NULL;
+        na_status_t st = h5_recv_hdr(h, &hd, err);
+        if (st == NA_OK)
+            st = h5_recv_body(h, hd.len, &body, err);
+        if (st == NA_OK && hd.type == H5P_DONE) {
+            free(body);
+            return NA_OK;
+        }
+        if (st == NA_OK && hd.type == H5P_FAIL)
+            st = na_err_set(err, (na_status_t)hd.status, "%s", body);
+        else if (st == NA_OK && hd.type != H5P_ENTRY)
+            st = na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 reader",
+                            hd.type);
+        else if (st == NA_OK)
+            st = h5_add_entry(h, cat, body, hd.len, err);
+        free(body);
+        if (st != NA_OK)
+            return st;
+    }
+}
+
+/* ---- data source ---------------------------------------------------------- */
+
+static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
+                            na_err_t *err);
+
+/* na_read_fn: one window, read by the child into the shared mapping.
+ * Errors name the tensor ("/g/x: libhdf5 crashed reading this file: ..."). */
+static na_status_t h5_read(void *ctx, uint64_t off, size_t len, const uint8_t **ptr,
+                           na_err_t *err)
+{
+    h5_src_t *s = ctx;
+    na_err_t e = {{0}};
+    na_status_t st = h5_read1(s, off, len, ptr, &e);
+    if (st != NA_OK)
+        na_err_set(err, st, "%s: %s", s->h->ents[s->entry].name, e.msg);
+    return st;
+}
+
+static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
+                            na_err_t *err)
+{
+    h5_input_t *h = s->h;
+    const h5_entry_t *x = &h->ents[s->entry];
+    uint64_t es = x->e.elem_size;
+    *ptr = NULL;
+    if (h->dead != NULL)
+        return na_err_set(err, h->dead_st, "%s", h->dead);
+    if (es == 0 || off % es != 0 || len % es != 0 || len > h->shm_bytes ||
+        off / es > x->e.elements || len / es > x->e.elements - off / es)
+        return na_err_set(err, NA_E_INTERNAL, "bad HDF5 window [%llu, +%zu)",
+                          (unsigned long long)off, len);
+    if (len == 0) {
+        *ptr = h->shm;
+        return NA_OK;
+    }
+    if (x->e.direct_offset != UINT64_MAX && h->map != NULL) /* checked at open */
+        return na_map_get(h->map, x->e.direct_offset + off, len, ptr, err);
+    h5p_read_t rq = {h->cat_index[s->entry], off / es, len / es};
+    if (na_h5p_send(h->sock, H5P_READ, 0, &rq, sizeof rq, NULL, 0) != 0)
+        return h5_dead(h, 0, err);
+    h5p_hdr_t hd;
+    na_status_t st = h5_recv_hdr(h, &hd, err);
+    char *body = NULL;
+    if (st == NA_OK)
+        st = h5_recv_body(h, hd.len, &body, err);
+    if (st == NA_OK && hd.type == H5P_FAIL)
+        st = na_err_set(err, (na_status_t)hd.status, "%s", body);
+    else if (st == NA_OK && hd.type != H5P_DATA)
+        st = na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 reader",
+                        hd.type);
+    free(body);
+    if (st == NA_OK)
+        *ptr = h->shm;
+    return st;
+}
+
+/* ---- vtbl --------------------------------------------------------------- */
+
+static size_t h5_count(const na_input_t *in) { return ((const h5_input_t *)in)->n; }
+
+static na_status_t h5_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t *err)
+{
+    h5_input_t *h = (h5_input_t *)in;
+    const h5_entry_t *x = &h->ents[i];
+    memset(t, 0, sizeof *t);
+    t->name = x->name;
+    t->dtype = (na_dtype_t)x->e.dtype;
+    t->stored = (na_dtype_t)x->e.stored;
+    t->byte_order = (na_endian_t)x->e.byte_order;
+    t->ndim = x->e.ndim;
+    memcpy(t->shape, x->e.shape, sizeof t->shape);
+    t->elements = x->e.elements;
+    t->elem_stride = x->e.elem_size;
+    t->elem_offset = 0;
+    t->src.read = h5_read;
+    t->src.ctx = &h->srcs[i];
+    t->n_missing = h->use_missing ? (int)x->e.n_missing : 0;
+    t->missing[0] = x->e.missing[0];
+    t->missing[1] = x->e.missing[1];
+    t->report_missing = 1;
+    t->unallocated_chunks = x->e.unallocated_chunks;
+    t->constant = (int)x->e.constant;
+    if (x->e.kind == H5P_K_ERROR)
+        return na_err_set(err, x->e.status ? (na_status_t)x->e.status : NA_E_UNSUPPORTED, "%s: %s",
+                          x->name, x->reason);
+    if (x->e.kind == H5P_K_SKIP) { /* not numeric: listed as skipped (format.h) */
+        t->src.read = NULL;
+        na_err_set(err, NA_OK, "%s", x->reason);
+        return NA_OK;
+    }
+    if (h->dead != NULL)
+        return na_err_set(err, h->dead_st, "%s: %s", x->name, h->dead);
+    return NA_OK;
+}
+
+static size_t h5_meta_count(const na_input_t *in) { return 0; }
+
+static void h5_meta(const na_input_t *in, size_t i, const char **k, const char **v)
+{
+    *k = *v = NULL;
+}
+
+static uint64_t h5_tensor_bytes(const na_input_t *in, size_t i)
+{
+    const h5_entry_t *x = &((const h5_input_t *)in)->ents[i];
+    return x->e.kind == H5P_K_TENSOR ? x->e.elements * x->e.elem_size : 0;
+}
+
+static void h5_close(na_input_t *in)
+{
+    h5_input_t *h = (h5_input_t *)in;
+    if (h == NULL)
+        return;
+    if (h->sock >= 0)
+        close(h->sock); /* the child leaves at end of input */
+    h5_reap(h, 1);      /* read-only child: stopping it loses nothing */
+    if (h->shm != NULL)
+        munmap(h->shm, h->shm_bytes + H5_SHM_SLACK);
+    na_map_close(h->map);
+    for (size_t i = 0; i < h->n; i++) {
+        free(h->ents[i].name);
+        free(h->ents[i].reason);
+        free(h->ents[i].detail);
+    }
+    for (size_t i = 0; i < h->n_notes; i++)
+        free(h->notes[i]);
+    free(h->notes);
+    free(h->ents);
+    free(h->cat_index);
+    free(h->srcs);
+    free(h->dead);
+    free(h->base.path);
+    free(h);
+}
+
+static const struct na_input_vtbl h5_vtbl = {
+    h5_count, h5_tensor, h5_meta_count, h5_meta, h5_tensor_bytes, h5_close,
+};
+
+/* ---- open ---------------------------------------------------------------- */
+
+static na_status_t h5_spawn(h5_input_t *h, const char *path, na_err_t *err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return na_err_set(err, NA_E_INTERNAL, "socketpair: %s", strerror(errno));
+    void *m = mmap(NULL, h->shm_bytes + H5_SHM_SLACK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        close(sv[0]);
+        close(sv[1]);
+        return na_err_set(err, NA_E_NOMEM, "cannot map %llu bytes of shared memory: %s",
+                          (unsigned long long)h->shm_bytes, strerror(errno));
+    }
+    h->shm = m;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return na_err_set(err, NA_E_INTERNAL, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        /* Stop with us: a child left behind would hold the file. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGPIPE, SIG_IGN);
+        na_h5c_main(path, sv[1], h->shm, h->shm_bytes + H5_SHM_SLACK);
+    }
+    close(sv[1]);
+    h->pid = pid;
+    h->sock = sv[0];
+    return NA_OK;
+}
+
+static na_status_t h5_open(const char *path, int fd, const na_open_opts_t *o, na_input_t **out,
+                           na_err_t *err)
+{
+    *out = NULL;
+    struct stat sb;
+    uint64_t fsize = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    h5_input_t *h = calloc(1, sizeof *h);
+    char *p = strdup(path);
+    if (h == NULL || p == NULL) {
+        free(h);
+        free(p);
+        close(fd);
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    }
+    h->base.v = &h5_vtbl;
+    h->base.format = "hdf5";
+    h->base.path = p;
+    h->base.file_size = fsize;
+    h->pid = -1;
+    h->sock = -1;
+    h->shm_bytes = o->window_bytes > H5_DEFAULT_SHM ? o->window_bytes : H5_DEFAULT_SHM;
+    h->timeout_ms = o->hdf5_timeout > 0 ? (int)(o->hdf5_timeout * 1000.0 + 0.5) : -1;
+    h->use_missing = o->missing_mode != NA_MISSING_NONE;
+    /* The child opens the file by name with libhdf5; this descriptor maps
+     * the contiguous datasets that need no conversion (h5_read). */
+    na_status_t st = na_map_open(fd, fsize, o->window_bytes ? o->window_bytes
+                                                            : NA_DEFAULT_WINDOW_BYTES,
+                                 &h->map, err);
+    if (st == NA_OK)
+        st = h5_spawn(h, path, err);
+    if (st == NA_OK)
+        st = h5_catalog(h, err);
+    if (st == NA_OK && (h->srcs = calloc(h->n + 1, sizeof *h->srcs)) == NULL)
+        st = na_err_set(err, NA_E_NOMEM, "out of memory");
+    for (size_t i = 0; st == NA_OK && i < h->n; i++) {
+        h->srcs[i].h = h;
+        h->srcs[i].entry = i;
+        h5p_entry_t *e = &h->ents[i].e;
+        uint64_t bytes = e->elements * e->elem_size;
+        if (e->direct_offset != UINT64_MAX &&
+            (e->direct_offset > fsize || bytes > fsize - e->direct_offset))
+            e->direct_offset = UINT64_MAX; /* past the end: let libhdf5 say why */
+    }
+    if (st != NA_OK) {
+        h5_close(&h->base);
+        return st;
+    }
+    *out = &h->base;
+    return NA_OK;
+}
+
+const na_format_t na_format_hdf5 = {"hdf5", h5_open};
+
+/* ---- HDF5-only accessors (format.h) -------------------------------------- */
+
+static const h5_input_t *as_h5(const na_input_t *in)
+{
+    return in != NULL && in->v == &h5_vtbl ? (const h5_input_t *)in : NULL;
+}
+
+size_t na_hdf5_notes(const na_input_t *in, const char *const **notes)
+{
+    const h5_input_t *h = as_h5(in);
+    *notes = h != NULL ? (const char *const *)h->notes : NULL;
+    return h != NULL ? h->n_notes : 0;
+}
+
+const char *na_hdf5_detail(const na_input_t *in, size_t i)
+{
+    const h5_input_t *h = as_h5(in);
+    return h != NULL && i < h->n ? h->ents[i].detail : NULL;
+}

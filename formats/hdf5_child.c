@@ -1,0 +1,1445 @@
+/*
+ * hdf5_child.c - the crash-isolated HDF5 reader process (see hdf5_proto.h).
+ *
+ * Runs in a child forked by hdf5.c and is the only code that calls
+ * libhdf5 (serial API, 1.10.8 on Debian 12). It walks the file, sends the
+ * catalog of datasets, then answers READ requests by H5Dread of a flat
+ * row-major element range into the shared mapping, converted to the
+ * memory type the catalog announced. No OpenMP, no stdio: a fork of a
+ * process that used libgomp may not use it again, and the child leaves
+ * with _exit so no atexit handler of the parent runs twice.
+ *
+ * Format rules used here (HDF5 User's Guide, "HDF5 Datatypes",
+ * "HDF5 Datasets"; netCDF CF conventions for _FillValue/missing_value,
+ * https://cfconventions.org/cf-conventions/cf-conventions.html#missing-data):
+ *  - groups are walked in name order (H5_INDEX_NAME, increasing), each
+ *    object once (by address), soft links followed once, external links
+ *    listed and not followed;
+ *  - an IEEE binary16/32/64 or bfloat16 layout keeps its file byte order
+ *    (no conversion); x87 80-bit extended is read as stored (F80);
+ *    another float layout is converted to double by libhdf5 when every
+ *    value of it is exactly a double (exponent of at most 11 bits with a
+ *    bias of at most 1023, mantissa of at most 52 bits), otherwise it is
+ *    unsupported, since rounding would change counts and extremes;
+ *  - integers of 1/2/4/8 bytes keep their byte order; packed-bit or other
+ *    sizes are converted to a native integer of the same signedness.
+ */
+#include "hdf5_proto.h"
+
+#include <errno.h>      /* errno, EINTR */
+#include <signal.h>     /* raise, SIGSEGV */
+#include <stdarg.h>     /* va_list */
+#include <stdio.h>      /* snprintf */
+#include <stdlib.h>     /* malloc, free */
+#include <string.h>     /* memset, strlen */
+#include <sys/socket.h> /* send, recv */
+#include <unistd.h>     /* _exit */
+
+int na_h5p_send(int fd, uint32_t type, uint32_t status, const void *a, uint64_t alen,
+                const void *b, uint64_t blen)
+{
+    h5p_hdr_t h = {type, status, alen + blen};
+    const void *parts[3] = {&h, a, b};
+    uint64_t lens[3] = {sizeof h, alen, blen};
+    for (int i = 0; i < 3; i++) {
+        const uint8_t *p = parts[i];
+        uint64_t left = lens[i];
+        while (left > 0) {
+            ssize_t r = send(fd, p, left, MSG_NOSIGNAL);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                return -1;
+            p += r;
+            left -= (uint64_t)r;
+        }
+    }
+    return 0;
+}
+
+int na_h5p_recv_all(int fd, void *buf, uint64_t len)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t r = recv(fd, p, len, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        len -= (uint64_t)r;
+    }
+    return 0;
+}
+
+#if NA_HAVE_HDF5
+#include <hdf5.h>
+
+/* One servable entry: how to read it. */
+typedef struct c_ent {
+    char *dset;      /* dataset path */
+    hid_t memtype;   /* memory type of one dataset element */
+    uint32_t esize;  /* bytes of one stream element */
+    uint64_t per;    /* stream elements per dataset element (array types) */
+    int ndim;        /* of the dataset (without array dims) */
+    uint64_t shape[NA_MAX_NDIM];
+    int chunked;     /* chunk dims known */
+    uint64_t chunk[NA_MAX_NDIM];
+    int64_t unalloc; /* unallocated chunks, -1 unknown */
+    int nostorage;   /* nothing allocated at all */
+    int full;        /* every element allocated: no zeroing before H5Dread */
+    uint64_t chunk_elems; /* raw chunk reads allowed (H5P_RAW): elements per chunk */
+    int have_spans;  /* spans computed */
+    size_t n_spans;  /* flat-index bounds of allocated chunks */
+    uint64_t (*spans)[2];
+} c_ent_t;
+
+typedef struct child {
+    int sock;
+    hid_t file;
+    uint8_t *shm;
+    uint64_t shm_bytes;
+    size_t n, cap;        /* catalog entries sent */
+    c_ent_t *ents;        /* per catalog entry; dset NULL when not servable */
+    haddr_t *seen;        /* open-addressing set of object addresses */
+    size_t seen_cap, seen_n;
+    hid_t cur;            /* dataset open for reading, or -1 */
+    size_t cur_ent;
+} child_t;
+
+static void c_die(child_t *c) __attribute__((noreturn));
+static void c_die(child_t *c)
+{
+    (void)c;
+    _exit(2);
+}
+
+/* The innermost description on the HDF5 error stack: the real cause
+ * ("required filter 'zstd' is not registered"), not the API wrapper. */
+static herr_t err_walk(unsigned n, const H5E_error2_t *e, void *ud)
+{
+    char *buf = ud;
+    if (e->desc != NULL && e->desc[0] != '\0')
+        snprintf(buf, 200, "%s", e->desc);
+    return 0;
+}
+
+static void h5_cause(char *buf, size_t cap)
+{
+    char tmp[200] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, err_walk, tmp);
+    H5Eclear2(H5E_DEFAULT);
+    snprintf(buf, cap, "%s", tmp[0] ? tmp : "unknown libhdf5 error");
+}
+
+/* ---- catalog ---------------------------------------------------------- */
+
+typedef struct c_out {
+    h5p_entry_t e;
+    char reason[400];
+    char detail[600];
+} c_out_t;
+
+static void c_send_entry(child_t *c, const char *name, c_out_t *o, const c_ent_t *serve)
+{
+    size_t nl = strlen(name), rl = strlen(o->reason), dl = strlen(o->detail);
+    o->e.name_len = (uint32_t)nl;
+    o->e.reason_len = (uint32_t)rl;
+    o->e.detail_len = (uint32_t)dl;
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        c_ent_t *ne = realloc(c->ents, nc * sizeof *ne);
+        if (ne == NULL)
+            c_die(c);
+        c->ents = ne;
+        c->cap = nc;
+    }
+    c_ent_t *slot = &c->ents[c->n++];
+    memset(slot, 0, sizeof *slot);
+    slot->memtype = -1;
+    if (serve != NULL)
+        *slot = *serve;
+    size_t tl = rl + dl;
+    char *tail = malloc(tl + 1);
+    if (tail == NULL)
+        c_die(c);
+    memcpy(tail, o->reason, rl);
+    memcpy(tail + rl, o->detail, dl);
+    uint8_t *head = malloc(sizeof o->e + nl);
+    if (head == NULL)
+        c_die(c);
+    memcpy(head, &o->e, sizeof o->e);
+    memcpy(head + sizeof o->e, name, nl);
+    if (na_h5p_send(c->sock, H5P_ENTRY, 0, head, sizeof o->e + nl, tail, tl) != 0)
+        c_die(c);
+    free(head);
+    free(tail);
+}
+
+static void c_note(child_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void c_note(child_t *c, const char *fmt, ...)
+{
+    c_out_t o;
+    memset(&o, 0, sizeof o);
+    o.e.kind = H5P_K_NOTE;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o.reason, sizeof o.reason, fmt, ap);
+    va_end(ap);
+    c_send_entry(c, "", &o, NULL);
+}
+
+/* Returns 1 when addr was already seen, else records it. */
+static int seen_before(child_t *c, haddr_t addr)
+{
+    if (c->seen_n * 2 >= c->seen_cap) {
+        size_t nc = c->seen_cap ? c->seen_cap * 2 : 1024;
+        haddr_t *ns = malloc(nc * sizeof *ns);
+        if (ns == NULL)
+            c_die(c);
+        for (size_t i = 0; i < nc; i++)
+            ns[i] = HADDR_UNDEF;
+        for (size_t i = 0; i < c->seen_cap; i++) {
+            if (c->seen[i] == HADDR_UNDEF)
+                continue;
+            size_t h = (size_t)(c->seen[i] * 0x9E3779B97F4A7C15ull) & (nc - 1);
+            while (ns[h] != HADDR_UNDEF)
+                h = (h + 1) & (nc - 1);
+            ns[h] = c->seen[i];
+        }
+        free(c->seen);
+        c->seen = ns;
+        c->seen_cap = nc;
+    }
+    size_t h = (size_t)(addr * 0x9E3779B97F4A7C15ull) & (c->seen_cap - 1);
+    while (c->seen[h] != HADDR_UNDEF) {
+        if (c->seen[h] == addr)
+            return 1;
+        h = (h + 1) & (c->seen_cap - 1);
+    }
+    c->seen[h] = addr;
+    c->seen_n++;
+    return 0;
+}
+
+/* Result of classifying one (member) type. */
+typedef struct c_type {
+    int kind;          /* H5P_K_TENSOR, _ERROR or _SKIP */
+    na_dtype_t dtype;
+    na_endian_t order;
+    hid_t memtype;     /* owned; -1 unless TENSOR */
+    uint32_t esize;    /* bytes of one scalar element */
+    uint64_t per;      /* scalars per element (array types), else 1 */
+    int adims;         /* array dims appended to the shape */
+    uint64_t adim[NA_MAX_NDIM];
+    char reason[300];
+} c_type_t;
+
+static na_endian_t host_order(void)
+{
+    return H5Tget_order(H5T_NATIVE_INT) == H5T_ORDER_BE ? NA_BIG : NA_LITTLE;
+}
+
+static void int_type(hid_t ft, c_type_t *r)
+{
+    size_t size = H5Tget_size(ft), prec = H5Tget_precision(ft);
+    int off = H5Tget_offset(ft);
+    int sgn = H5Tget_sign(ft) == H5T_SGN_2;
+    H5T_order_t ord = H5Tget_order(ft);
+    static const na_dtype_t s_dt[4] = {NA_DT_I8, NA_DT_I16, NA_DT_I32, NA_DT_I64};
+    static const na_dtype_t u_dt[4] = {NA_DT_U8, NA_DT_U16, NA_DT_U32, NA_DT_U64};
+    int lg = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : -1;
+    if (lg >= 0 && prec == 8 * size && off == 0 &&
+        (ord == H5T_ORDER_LE || ord == H5T_ORDER_BE || size == 1)) {
+        r->kind = H5P_K_TENSOR;
+        r->dtype = sgn ? s_dt[lg] : u_dt[lg];
+        r->order = ord == H5T_ORDER_BE ? NA_BIG : NA_LITTLE;
+        r->memtype = H5Tcopy(ft);
+        r->esize = (uint32_t)size;
+        return;
+    }
+    if (prec > 64) {
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason,
+                 "unsupported integer type: %zu bits of precision (at most 64)", prec);
+        return;
+    }
+    /* Packed bits (precision or offset not the whole element) or an odd
+     * size: libhdf5 converts to a native integer of the same signedness,
+     * of the element's own size when that is 1/2/4/8 bytes (the numpy
+     * dtype h5py reads it as), else the smallest that holds `prec` bits. */
+    if (lg < 0)
+        lg = prec <= 8 ? 0 : prec <= 16 ? 1 : prec <= 32 ? 2 : 3;
+    static const hid_t *s_nat[4] = {&H5T_NATIVE_INT8_g, &H5T_NATIVE_INT16_g,
+                                    &H5T_NATIVE_INT32_g, &H5T_NATIVE_INT64_g};
+    static const hid_t *u_nat[4] = {&H5T_NATIVE_UINT8_g, &H5T_NATIVE_UINT16_g,
+                                    &H5T_NATIVE_UINT32_g, &H5T_NATIVE_UINT64_g};
+    r->kind = H5P_K_TENSOR;
+    r->dtype = sgn ? s_dt[lg] : u_dt[lg];
+    r->order = host_order();
+    r->memtype = H5Tcopy(sgn ? *s_nat[lg] : *u_nat[lg]);
+    r->esize = 1u << lg;
+}
+
+/* IEEE-like layout test: sign at the top, exponent below it, mantissa
+ * at bit 0, implied leading bit, IEEE bias. */
+static int is_layout(hid_t ft, size_t size, size_t esz, size_t msz)
+{
+    size_t sp, ep, es, mp, ms;
+    if (H5Tget_fields(ft, &sp, &ep, &es, &mp, &ms) < 0)
+        return 0;
+    return H5Tget_size(ft) == size && H5Tget_precision(ft) == 8 * size &&
+           H5Tget_offset(ft) == 0 && sp == 8 * size - 1 && ep == msz && es == esz && mp == 0 &&
+           ms == msz && H5Tget_ebias(ft) == (1u << (esz - 1)) - 1 &&
+           H5Tget_norm(ft) == H5T_NORM_IMPLIED;
+}
+
+static void float_type(hid_t ft, c_type_t *r)
+{
+    H5T_order_t ord = H5Tget_order(ft);
+    int plain = ord == H5T_ORDER_LE || ord == H5T_ORDER_BE;
+    static const struct { size_t size, esz, msz; na_dtype_t dt; } ieee[] = {
+        {2, 5, 10, NA_DT_F16}, {2, 8, 7, NA_DT_BF16}, {4, 8, 23, NA_DT_F32}, {8, 11, 52, NA_DT_F64}};
+    for (size_t i = 0; plain && i < sizeof ieee / sizeof ieee[0]; i++) {
+        if (is_layout(ft, ieee[i].size, ieee[i].esz, ieee[i].msz)) {
+            r->kind = H5P_K_TENSOR;
+            r->dtype = ieee[i].dt;
+            r->order = ord == H5T_ORDER_BE ? NA_BIG : NA_LITTLE;
+            r->memtype = H5Tcopy(ft);
+            r->esize = (uint32_t)ieee[i].size;
+            return;
+        }
+    }
+    size_t sp = 0, ep = 0, es = 0, mp = 0, ms = 0, size = H5Tget_size(ft);
+    H5Tget_fields(ft, &sp, &ep, &es, &mp, &ms);
+    size_t bias = H5Tget_ebias(ft);
+    H5T_norm_t norm = H5Tget_norm(ft);
+    /* x87 extended: 64-bit mantissa with an explicit integer bit, 15-bit
+     * exponent, sign at bit 79, little-endian, padded to 10..16 bytes. */
+    if (ord == H5T_ORDER_LE && H5Tget_precision(ft) == 80 && H5Tget_offset(ft) == 0 &&
+        sp == 79 && ep == 64 && es == 15 && mp == 0 && ms == 64 && bias == 16383 &&
+        norm == H5T_NORM_NONE && size >= 10 && size <= 16) {
+        r->kind = H5P_K_TENSOR;
+        r->dtype = NA_DT_F80;
+        r->order = NA_LITTLE;
+        r->memtype = H5Tcopy(ft);
+        r->esize = (uint32_t)size;
+        return;
+    }
+    /* Other layouts: exactly representable in double, or unsupported. */
+    size_t mbits = ms + (norm == H5T_NORM_NONE ? 0 : 1);
+    int exact = (norm == H5T_NORM_IMPLIED || norm == H5T_NORM_NONE) && es >= 2 && es <= 11 &&
+                bias <= 1023 && ((1u << es) - 2 - bias) <= 1023 && mbits <= 53 && ms > 0;
+    if (!exact) {
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason,
+                 "unsupported float type: %zu bytes, sign bit %zu, %zu exponent bits (bias %zu), "
+                 "%zu mantissa bits: not exactly convertible to F64",
+                 size, sp, es, bias, ms);
+        return;
+    }
+    /* Into F32 when every value fits it exactly and the element is 4
+     * bytes or less (an nbit-packed float, as h5py reads it), else F64. */
+    int f32 = size <= 4 && es <= 8 && bias <= 127 && ((1u << es) - 2 - bias) <= 127 && mbits <= 24;
+    r->kind = H5P_K_TENSOR;
+    r->dtype = f32 ? NA_DT_F32 : NA_DT_F64;
+    r->order = host_order();
+    r->memtype = H5Tcopy(f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE);
+    r->esize = f32 ? 4 : 8;
+}
+
+static void leaf_type(hid_t ft, c_type_t *r);
+
+/* An array of numbers: audited flattened, its dims appended to the
+ * dataset's shape (h5py shows a field of shape (3,) the same way). */
+static void array_type(hid_t ft, c_type_t *r)
+{
+    hsize_t dims[H5S_MAX_RANK];
+    int nd = H5Tget_array_ndims(ft);
+    hid_t base = H5Tget_super(ft);
+    if (nd <= 0 || nd > H5S_MAX_RANK || base < 0 || H5Tget_array_dims2(ft, dims) < 0) {
+        if (base >= 0)
+            H5Tclose(base);
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason, "array type cannot be read");
+        return;
+    }
+    if (H5Tget_class(base) == H5T_COMPOUND) {
+        H5Tclose(base);
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason, "arrays of compound elements are not supported");
+        return;
+    }
+    c_type_t b;
+    leaf_type(base, &b);
+    H5Tclose(base);
+    if (b.kind != H5P_K_TENSOR) {
+        *r = b;
+        return;
+    }
+    uint64_t per = b.per;
+    for (int i = 0; i < nd; i++)
+        per = dims[i] && per > UINT64_MAX / dims[i] ? UINT64_MAX : per * dims[i];
+    if (per == 0 || per > (1u << 16) || nd + b.adims > 16) {
+        H5Tclose(b.memtype);
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason,
+                 "array element type too large (%llu values per element, at most 65536)",
+                 (unsigned long long)per);
+        return;
+    }
+    *r = b;
+    r->memtype = H5Tarray_create2(b.memtype, (unsigned)nd, dims);
+    H5Tclose(b.memtype);
+    r->per = per;
+    r->adims = nd + b.adims;
+    for (int i = 0; i < nd; i++)
+        r->adim[i] = dims[i];
+    for (int i = 0; i < b.adims; i++)
+        r->adim[nd + i] = b.adim[i];
+}
+
+/* Classify a non-compound type. */
+static void leaf_type0(hid_t ft, c_type_t *r)
+{
+    switch (H5Tget_class(ft)) {
+    case H5T_INTEGER: int_type(ft, r); return;
+    case H5T_FLOAT: float_type(ft, r); return;
+    case H5T_STRING: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "string data"); return;
+    case H5T_REFERENCE: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "references"); return;
+    case H5T_OPAQUE: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "opaque data"); return;
+    case H5T_BITFIELD: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "bitfield data"); return;
+    case H5T_TIME: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "time data"); return;
+    case H5T_ENUM: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "enum data (named values)"); return;
+    case H5T_VLEN: {
+        hid_t base = H5Tget_super(ft);
+        H5T_class_t bc = base >= 0 ? H5Tget_class(base) : H5T_NO_CLASS;
+        if (base >= 0)
+            H5Tclose(base);
+        if (bc == H5T_INTEGER || bc == H5T_FLOAT) {
+            r->kind = H5P_K_ERROR;
+            snprintf(r->reason, sizeof r->reason,
+                     "variable-length numeric data is not supported");
+        } else {
+            r->kind = H5P_K_SKIP;
+            snprintf(r->reason, sizeof r->reason, "variable-length non-numeric data");
+        }
+        return;
+    }
+    case H5T_ARRAY: array_type(ft, r); return;
+    default:
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason, "unknown datatype class");
+        return;
+    }
+}
+
+static void leaf_type(hid_t ft, c_type_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->memtype = -1;
+    leaf_type0(ft, r);
+    if (r->per == 0)
+        r->per = 1;
+}
+
+/* ---- datasets ------------------------------------------------------------ */
+
+/* 2^40 elements: 4 TiB of F32, hours of reading at any speed. */
+#define NA_H5_MAX_READ_ELEMS (1ull << 40)
+
+typedef struct c_ds {
+    const char *path;
+    int ndim;
+    uint64_t shape[NA_MAX_NDIM];
+    uint64_t elements;
+    int shape_err;          /* 1: element count overflows */
+    uint64_t storage;
+    int64_t unalloc;
+    int chunked;
+    int nostorage_ok;       /* storage size 0 means "all fill" */
+    int contiguous;         /* contiguous layout in this file, not external */
+    uint64_t offset;        /* its data's file offset (H5Dget_offset) */
+    int full;               /* every element has storage (nothing to zero) */
+    uint64_t chunk[NA_MAX_NDIM];
+    uint32_t n_missing;
+    double missing[2];
+    int filter_missing;     /* a filter is not available */
+    char filter_msg[300];
+    char detail[600];
+    hid_t ftype;            /* the dataset's file type (not owned) */
+    uint32_t par_mode;      /* H5P_PAR_*: filters the parent can undo */
+} c_ds_t;
+
+static const char *filter_known(H5Z_filter_t id)
+{
+    switch (id) {
+    case H5Z_FILTER_DEFLATE: return "deflate";
+    case H5Z_FILTER_SHUFFLE: return "shuffle";
+    case H5Z_FILTER_FLETCHER32: return "fletcher32";
+    case H5Z_FILTER_SZIP: return "szip";
+    case H5Z_FILTER_NBIT: return "nbit";
+    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
+    case 307: return "bzip2";
+    case 32000: return "lzf";
+    case 32001: return "blosc";
+    case 32004: return "lz4";
+    case 32008: return "bitshuffle";
+    case 32015: return "zstd";
+    case 32017: return "sz";
+    case 32026: return "blosc2";
+    default: return NULL;
+    }
+}
+
+static void cat(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+static void ds_filters(hid_t dcpl, c_ds_t *d)
+{
+    int nf = H5Pget_nfilters(dcpl);
+    int ids[2] = {-1, -1};
+    for (int i = 0; i < nf; i++) {
+        unsigned flags = 0, cd[8];
+        size_t ncd = 8;
+        char name[128] = "";
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name,
+                                         NULL);
+        if (id < 0)
+            continue;
+        const char *kn = filter_known(id);
+        if (i < 2)
+            ids[i] = (int)id;
+        cat(d->detail, sizeof d->detail, "%s%s(%d)", i ? "," : " filters=", kn ? kn : "filter",
+            (int)id);
+        if (!d->filter_missing && H5Zfilter_avail(id) <= 0) {
+            d->filter_missing = 1;
+            char shown[64];
+            snprintf(shown, sizeof shown, "%s", kn ? kn : name[0] ? name : "unnamed");
+            for (char *p = shown; *p; p++)
+                if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+                    *p = '?';
+            snprintf(d->filter_msg, sizeof d->filter_msg,
+                     "HDF5 filter %d (%s) is not available in this libhdf5 (plugins are "
+                     "searched in HDF5_PLUGIN_PATH)",
+                     (int)id, shown);
+        }
+        H5Eclear2(H5E_DEFAULT);
+    }
+    /* Pipelines the parent can undo itself on all threads (hdf5_inflate.c) */
+    if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
+        d->par_mode = H5P_PAR_DEFLATE;
+    else if (nf == 2 && ids[0] == H5Z_FILTER_SHUFFLE && ids[1] == H5Z_FILTER_DEFLATE)
+        d->par_mode = H5P_PAR_SHUFFLE_DEFLATE;
+}
+
+/* Allocated chunks (1.10.8 wants a real file dataspace, not H5S_ALL). */
+static herr_t num_chunks(hid_t dset, hsize_t *n)
+{
+    hid_t fs = H5Dget_space(dset);
+    herr_t r = fs < 0 ? -1 : H5Dget_num_chunks(dset, fs, n);
+    if (fs >= 0)
+        H5Sclose(fs);
+    return r;
+}
+
+static void ds_layout(hid_t dset, hid_t dcpl, c_ds_t *d)
+{
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    d->unalloc = -1;
+    if (lay == H5D_CHUNKED) {
+        hsize_t cd[H5S_MAX_RANK];
+        int cn = H5Pget_chunk(dcpl, H5S_MAX_RANK, cd);
+        cat(d->detail, sizeof d->detail, "chunked [");
+        d->chunked = cn == d->ndim && cn > 0;
+        for (int i = 0; d->chunked && i < cn; i++)
+            d->chunk[i] = cd[i];
+        uint64_t total = d->elements ? 1 : 0;
+        for (int i = 0; i < cn && i < d->ndim; i++) {
+            cat(d->detail, sizeof d->detail, "%s%llu", i ? "," : "", (unsigned long long)cd[i]);
+            uint64_t per = cd[i] ? (d->shape[i] + cd[i] - 1) / cd[i] : 0;
+            total = per && total > UINT64_MAX / per ? UINT64_MAX : total * per;
+        }
+        cat(d->detail, sizeof d->detail, "]");
+        hsize_t nalloc = 0;
+        if (d->elements == 0) {
+            d->unalloc = 0;
+        } else if (num_chunks(dset, &nalloc) >= 0) {
+            d->unalloc = (int64_t)(total >= nalloc ? total - nalloc : 0);
+            cat(d->detail, sizeof d->detail, " %llu/%llu chunks allocated",
+                (unsigned long long)nalloc, (unsigned long long)total);
+        }
+        H5Eclear2(H5E_DEFAULT);
+    } else {
+        cat(d->detail, sizeof d->detail, "%s",
+            lay == H5D_CONTIGUOUS ? "contiguous" : lay == H5D_COMPACT ? "compact"
+                                                 : lay == H5D_VIRTUAL ? "virtual" : "layout?");
+    }
+    d->nostorage_ok = lay == H5D_CHUNKED || lay == H5D_CONTIGUOUS;
+    d->contiguous = lay == H5D_CONTIGUOUS;
+    d->full = lay == H5D_CONTIGUOUS || lay == H5D_COMPACT ? d->storage > 0 : d->unalloc == 0;
+    if (H5Pget_external_count(dcpl) > 0) {
+        d->nostorage_ok = 0; /* data in other files: always read */
+        d->contiguous = 0;
+        cat(d->detail, sizeof d->detail, " external-storage");
+    }
+    ds_filters(dcpl, d);
+    H5D_fill_value_t fs = H5D_FILL_VALUE_UNDEFINED;
+    H5D_fill_time_t ft = H5D_FILL_TIME_IFSET;
+    H5Pfill_value_defined(dcpl, &fs);
+    H5Pget_fill_time(dcpl, &ft);
+    double fv = 0.0;
+    if (fs == H5D_FILL_VALUE_UNDEFINED)
+        cat(d->detail, sizeof d->detail, " fill=undefined");
+    else if (H5Pget_fill_value(dcpl, H5T_NATIVE_DOUBLE, &fv) >= 0)
+        cat(d->detail, sizeof d->detail, " fill=%.17g%s", fv,
+            fs == H5D_FILL_VALUE_DEFAULT ? "(default)" : "");
+    else
+        cat(d->detail, sizeof d->detail, " fill=set");
+    if (ft == H5D_FILL_TIME_NEVER)
+        cat(d->detail, sizeof d->detail, " fill-time=never");
+    H5Eclear2(H5E_DEFAULT);
+}
+
+/* CF missing-value attributes: numeric, at least one element; the first
+ * element is used (a vector missing_value lists several; we take one). */
+static void ds_missing(hid_t dset, c_ds_t *d)
+{
+    static const char *names[2] = {"_FillValue", "missing_value"};
+    for (int k = 0; k < 2; k++) {
+        if (H5Aexists(dset, names[k]) <= 0) {
+            H5Eclear2(H5E_DEFAULT);
+            continue;
+        }
+        hid_t a = H5Aopen(dset, names[k], H5P_DEFAULT);
+        if (a < 0) {
+            H5Eclear2(H5E_DEFAULT);
+            continue;
+        }
+        hid_t at = H5Aget_type(a), as = H5Aget_space(a);
+        H5T_class_t cl = at >= 0 ? H5Tget_class(at) : H5T_NO_CLASS;
+        hssize_t np = as >= 0 ? H5Sget_simple_extent_npoints(as) : -1;
+        if ((cl == H5T_INTEGER || cl == H5T_FLOAT) && np >= 1 && np <= 64) {
+            double v[64];
+            if (H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
+                d->missing[d->n_missing++] = v[0];
+                cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], v[0]);
+            }
+        }
+        if (at >= 0)
+            H5Tclose(at);
+        if (as >= 0)
+            H5Sclose(as);
+        H5Aclose(a);
+        H5Eclear2(H5E_DEFAULT);
+    }
+}
+
+static int ds_space(hid_t dset, c_ds_t *d, char *why, size_t cap)
+{
+    hid_t sp = H5Dget_space(dset);
+    if (sp < 0) {
+        h5_cause(why, cap);
+        return -1;
+    }
+    H5S_class_t cl = H5Sget_simple_extent_type(sp);
+    d->ndim = 0;
+    d->elements = cl == H5S_NULL ? 0 : 1;
+    if (cl == H5S_NULL)
+        cat(d->detail, sizeof d->detail, "null dataspace ");
+    if (cl == H5S_SIMPLE) {
+        int nd = H5Sget_simple_extent_ndims(sp);
+        hsize_t dims[H5S_MAX_RANK];
+        if (nd < 0 || nd > NA_MAX_NDIM || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
+            H5Sclose(sp);
+            h5_cause(why, cap);
+            return -1;
+        }
+        d->ndim = nd;
+        for (int i = 0; i < nd; i++) {
+            d->shape[i] = dims[i];
+            if (dims[i] != 0 && d->elements > UINT64_MAX / dims[i])
+                d->shape_err = 1;
+            else
+                d->elements *= dims[i];
+        }
+    }
+    H5Sclose(sp);
+    return 0;
+}
+
+/* Memory type for member path names[0..depth) of a compound, whose leaf
+ * memory type is leaf (consumed). Conversion matches members by name. */
+static hid_t nest_memtype(char *const *names, int depth, hid_t leaf)
+{
+    hid_t t = leaf;
+    for (int i = depth - 1; i >= 0; i--) {
+        hid_t c = H5Tcreate(H5T_COMPOUND, H5Tget_size(t));
+        H5Tinsert(c, names[i], 0, t);
+        H5Tclose(t);
+        t = c;
+    }
+    return t;
+}
+
+typedef struct c_walk {
+    child_t *c;
+    c_ds_t *d;
+    char *names[16];
+    int depth;
+} c_walk_t;
+
+static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t stored)
+{
+    c_out_t o;
+    memset(&o, 0, sizeof o);
+    c_ds_t *d = w->d;
+    o.e.kind = (uint32_t)ty->kind;
+    o.e.dtype = ty->dtype;
+    o.e.stored = stored != NA_DT_INVALID ? stored : ty->dtype;
+    o.e.byte_order = ty->order;
+    o.e.ndim = d->ndim;
+    o.e.elements = d->elements;
+    memcpy(o.e.shape, d->shape, sizeof o.e.shape);
+    int too_deep = d->ndim + ty->adims > NA_MAX_NDIM;
+    int too_many = ty->per > 1 && d->elements > UINT64_MAX / ty->per;
+    if (ty->kind == H5P_K_TENSOR && !too_deep && !too_many && ty->adims > 0) {
+        for (int i = 0; i < ty->adims; i++)
+            o.e.shape[d->ndim + i] = ty->adim[i];
+        o.e.ndim = d->ndim + ty->adims;
+        o.e.elements = d->elements * ty->per;
+    }
+    o.e.storage_bytes = d->storage;
+    o.e.unallocated_chunks = d->unalloc;
+    o.e.elem_size = ty->esize;
+    o.e.n_missing = d->n_missing;
+    memcpy(o.e.missing, d->missing, sizeof o.e.missing);
+    snprintf(o.detail, sizeof o.detail, "%s", d->detail);
+    snprintf(o.reason, sizeof o.reason, "%s", ty->reason);
+    if (ty->kind == H5P_K_TENSOR && d->filter_missing) {
+        o.e.kind = H5P_K_ERROR;
+        o.e.status = NA_E_UNSUPPORTED;
+        snprintf(o.reason, sizeof o.reason, "%s", d->filter_msg);
+    } else if (ty->kind == H5P_K_TENSOR && (d->shape_err || too_deep || too_many)) {
+        o.e.kind = H5P_K_ERROR;
+        o.e.status = NA_E_FORMAT;
+        snprintf(o.reason, sizeof o.reason, "%s",
+                 too_deep ? "more than 64 dimensions with the array type's"
+                          : "element count overflows 64 bits");
+    } else if (ty->kind == H5P_K_TENSOR && o.e.elements > NA_H5_MAX_READ_ELEMS &&
+               !(d->storage == 0 && d->nostorage_ok)) {
+        /* Reading that many fill values would take days; auditing the
+         * unallocated part without reading it is not implemented. */
+        o.e.kind = H5P_K_ERROR;
+        o.e.status = NA_E_UNSUPPORTED;
+        snprintf(o.reason, sizeof o.reason,
+                 "declared %llu elements (%llu bytes allocated in the file): too large to "
+                 "audit by reading (limit %llu elements)",
+                 (unsigned long long)o.e.elements, (unsigned long long)d->storage,
+                 (unsigned long long)NA_H5_MAX_READ_ELEMS);
+    } else if (ty->kind == H5P_K_ERROR) {
+        o.e.status = NA_E_UNSUPPORTED;
+    }
+    c_ent_t serve;
+    memset(&serve, 0, sizeof serve);
+    int ok = o.e.kind == H5P_K_TENSOR;
+    /* Nothing allocated: every element reads as the fill value, so the
+     * engine reads one (lib/scan_const.c) whatever the declared size. */
+    o.e.constant = ok && d->storage == 0 && d->nostorage_ok && d->elements > 0;
+    /* Stored exactly as the stream wants it (same type, contiguous, in
+     * this file): the parent maps the bytes itself, no copy through here.
+     * Plain reads of a range it checks against the file size: safe. */
+    o.e.direct_offset = UINT64_MAX;
+    if (ok && d->contiguous && w->depth == 0 && ty->per == 1 && d->ftype >= 0 &&
+        H5Tequal(ty->memtype, d->ftype) > 0 && d->storage == d->elements * ty->esize)
+        o.e.direct_offset = d->offset;
+    /* Raw chunks the parent inflates on all threads: deflate (after
+     * shuffle), no conversion, and chunks that are whole rows (every dim
+     * but the first at full size), so chunk k is flat elements
+     * [k*chunk_elems, (k+1)*chunk_elems) and a window is a run of chunks. */
+    int rows = d->chunked && d->ndim > 0 && d->chunk[0] > 0;
+    uint64_t ce = rows ? d->chunk[0] : 0;
+    for (int i = 1; rows && i < d->ndim; i++) {
+        rows = d->chunk[i] == d->shape[i] && d->shape[i] > 0;
+        ce = rows && ce <= UINT64_MAX / d->shape[i] ? ce * d->shape[i] : 0;
+    }
+    if (ok && rows && ce > 0 && ce <= (64u << 20) / ty->esize && d->par_mode != 0 &&
+        w->depth == 0 && ty->per == 1 && ty->esize <= 8 && d->ftype >= 0 &&
+        H5Tequal(ty->memtype, d->ftype) > 0) {
+        o.e.par_mode = d->par_mode;
+        o.e.chunk_elems = ce;
+        o.e.chunk0 = d->chunk[0];
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (ok) {
+        serve.dset = strdup(d->path);
+        serve.memtype = nest_memtype(w->names, w->depth, ty->memtype);
+        ty->memtype = -1;
+        serve.esize = ty->esize;
+        serve.per = ty->per;
+        serve.ndim = d->ndim;
+        memcpy(serve.shape, d->shape, sizeof serve.shape);
+        serve.chunked = d->chunked;
+        memcpy(serve.chunk, d->chunk, sizeof serve.chunk);
+        serve.unalloc = d->unalloc;
+        serve.nostorage = d->storage == 0 && d->elements > 0 && d->nostorage_ok;
+        serve.full = d->full;
+        serve.chunk_elems = o.e.par_mode ? o.e.chunk_elems : 0;
+        if (serve.dset == NULL)
+            c_die(w->c);
+    }
+    c_send_entry(w->c, name, &o, ok ? &serve : NULL);
+    if (ty->memtype >= 0)
+        H5Tclose(ty->memtype);
+}
+
+/* Two members of one float type named r/i or real/imag: complex. */
+static int is_complex(hid_t ct)
+{
+    if (H5Tget_nmembers(ct) != 2)
+        return 0;
+    char *a = H5Tget_member_name(ct, 0), *b = H5Tget_member_name(ct, 1);
+    int names = a && b && ((!strcmp(a, "r") && !strcmp(b, "i")) ||
+                           (!strcmp(a, "real") && !strcmp(b, "imag")));
+    H5free_memory(a);
+    H5free_memory(b);
+    if (!names)
+        return 0;
+    hid_t ta = H5Tget_member_type(ct, 0), tb = H5Tget_member_type(ct, 1);
+    int same = ta >= 0 && tb >= 0 && H5Tget_class(ta) == H5T_FLOAT && H5Tequal(ta, tb) > 0;
+    H5Tclose(ta);
+    H5Tclose(tb);
+    return same;
+}
+
+static void emit_type(c_walk_t *w, const char *name, hid_t ft);
+
+static void emit_compound(c_walk_t *w, const char *name, hid_t ft)
+{
+    int nm = H5Tget_nmembers(ft);
+    int cplx = is_complex(ft);
+    if (nm <= 0) {
+        c_type_t ty;
+        memset(&ty, 0, sizeof ty);
+        ty.memtype = -1;
+        ty.kind = H5P_K_ERROR;
+        snprintf(ty.reason, sizeof ty.reason, "compound type without members");
+        emit_leaf(w, name, &ty, NA_DT_INVALID);
+        return;
+    }
+    for (int i = 0; i < nm; i++) {
+        char *mn = H5Tget_member_name(ft, (unsigned)i);
+        hid_t mt = H5Tget_member_type(ft, (unsigned)i);
+        if (mn == NULL || mt < 0 || w->depth >= 16) {
+            H5free_memory(mn);
+            if (mt >= 0)
+                H5Tclose(mt);
+            continue;
+        }
+        size_t len = strlen(name) + strlen(mn) + 8;
+        char *full = malloc(len);
+        if (full == NULL)
+            c_die(w->c);
+        snprintf(full, len, "%s.%s", name, cplx ? (i ? "imag" : "real") : mn);
+        w->names[w->depth++] = mn;
+        if (cplx) {
+            c_type_t ty;
+            leaf_type(mt, &ty);
+            emit_leaf(w, full, &ty, ty.dtype == NA_DT_F32 ? NA_DT_C64 : NA_DT_INVALID);
+        } else {
+            emit_type(w, full, mt);
+        }
+        w->depth--;
+        H5free_memory(mn);
+        H5Tclose(mt);
+        free(full);
+    }
+}
+
+static void emit_type(c_walk_t *w, const char *name, hid_t ft)
+{
+    if (H5Tget_class(ft) == H5T_COMPOUND) {
+        emit_compound(w, name, ft);
+        return;
+    }
+    c_type_t ty;
+    leaf_type(ft, &ty);
+    emit_leaf(w, name, &ty, NA_DT_INVALID);
+}
+
+static void c_error_entry(child_t *c, const char *path, uint32_t st, const char *why)
+{
+    c_out_t o;
+    memset(&o, 0, sizeof o);
+    o.e.kind = H5P_K_ERROR;
+    o.e.status = st;
+    o.e.unallocated_chunks = -1;
+    snprintf(o.reason, sizeof o.reason, "%s", why);
+    c_send_entry(c, path, &o, NULL);
+}
+
+static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *path)
+{
+    char why[300];
+    hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT);
+    if (dset < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause);
+        snprintf(why, sizeof why, "cannot open the dataset: %s", cause);
+        c_error_entry(c, path, NA_E_FORMAT, why);
+        return;
+    }
+    c_ds_t d;
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    d.unalloc = -1;
+    hid_t ft = H5Dget_type(dset);
+    hid_t dcpl = H5Dget_create_plist(dset);
+    if (ft < 0 || dcpl < 0 || ds_space(dset, &d, why, sizeof why) < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause);
+        snprintf(why, sizeof why, "cannot read the dataset's header: %s", cause);
+        c_error_entry(c, path, NA_E_FORMAT, why);
+    } else {
+        d.storage = H5Dget_storage_size(dset);
+        haddr_t off = H5Dget_offset(dset); /* HADDR_UNDEF unless contiguous, allocated */
+        H5Eclear2(H5E_DEFAULT);
+        ds_layout(dset, dcpl, &d);
+        d.offset = off;
+        if (off == HADDR_UNDEF)
+            d.contiguous = 0;
+        ds_missing(dset, &d);
+        c_walk_t w;
+        memset(&w, 0, sizeof w);
+        w.c = c;
+        w.d = &d;
+        d.ftype = ft;
+        emit_type(&w, path, ft);
+    }
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Dclose(dset);
+    H5Eclear2(H5E_DEFAULT);
+}
+
+typedef struct c_names {
+    size_t n, cap;
+    char **v;
+} c_names_t;
+
+static herr_t collect(hid_t g, const char *name, const H5L_info_t *li, void *ud)
+{
+    c_names_t *nm = ud;
+    if (nm->n == nm->cap) {
+        size_t nc = nm->cap ? nm->cap * 2 : 32;
+        char **nv = realloc(nm->v, nc * sizeof *nv);
+        if (nv == NULL)
+            return -1;
+        nm->v = nv;
+        nm->cap = nc;
+    }
+    if ((nm->v[nm->n] = strdup(name)) == NULL)
+        return -1;
+    nm->n++;
+    return 0;
+}
+
+static char *join(const char *g, const char *name)
+{
+    size_t len = strlen(g) + strlen(name) + 2;
+    char *p = malloc(len);
+    if (p != NULL)
+        snprintf(p, len, "%s/%s", strcmp(g, "/") ? g : "", name);
+    return p;
+}
+
+static void visit_group(child_t *c, hid_t g, const char *gpath, int depth);
+
+static void visit_link(child_t *c, hid_t g, const char *name, const char *path, int depth)
+{
+    H5L_info_t li;
+    if (H5Lget_info(g, name, &li, H5P_DEFAULT) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        c_note(c, "%s: link cannot be read", path);
+        return;
+    }
+    if (li.type == H5L_TYPE_EXTERNAL || li.type >= H5L_TYPE_UD_MIN) {
+        char val[512] = "";
+        const char *file = NULL, *obj = NULL;
+        unsigned fl;
+        if (li.type == H5L_TYPE_EXTERNAL && li.u.val_size <= sizeof val &&
+            H5Lget_val(g, name, val, sizeof val, H5P_DEFAULT) >= 0 &&
+            H5Lunpack_elink_val(val, li.u.val_size, &fl, &file, &obj) >= 0)
+            c_note(c, "%s: external link to %s:%s, not followed", path, file, obj);
+        else
+            c_note(c, "%s: %s link, not followed", path,
+                   li.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined");
+        H5Eclear2(H5E_DEFAULT);
+        return;
+    }
+    H5O_info_t oi;
+    if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause); /* also clears the stack */
+        if (li.type == H5L_TYPE_SOFT) {
+            char val[512] = "";
+            if (li.u.val_size > sizeof val ||
+                H5Lget_val(g, name, val, sizeof val, H5P_DEFAULT) < 0)
+                snprintf(val, sizeof val, "?");
+            val[sizeof val - 1] = '\0';
+            H5Eclear2(H5E_DEFAULT);
+            c_note(c, "%s: dangling soft link to %s", path, val);
+        } else {
+            char why[300];
+            snprintf(why, sizeof why, "object header cannot be read: %s", cause);
+            c_error_entry(c, path, NA_E_FORMAT, why);
+        }
+        return;
+    }
+    if (seen_before(c, oi.addr))
+        return; /* a second hard link or a soft link: audited once */
+    if (oi.type == H5O_TYPE_GROUP) {
+        if (depth >= 64) {
+            c_note(c, "%s: groups nested deeper than 64 levels, not walked", path);
+            return;
+        }
+        hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
+        if (sub < 0) {
+            char cause[200], why[300];
+            h5_cause(cause, sizeof cause);
+            snprintf(why, sizeof why, "cannot open the group: %s", cause);
+            c_error_entry(c, path, NA_E_FORMAT, why);
+            return;
+        }
+        visit_group(c, sub, path, depth + 1);
+        H5Gclose(sub);
+    } else if (oi.type == H5O_TYPE_DATASET) {
+        visit_dataset(c, g, name, path);
+    }
+}
+
+static void visit_group(child_t *c, hid_t g, const char *gpath, int depth)
+{
+    c_names_t nm = {0, 0, NULL};
+    hsize_t idx = 0;
+    /* Name order: the order h5py and h5dump show; creation order is not
+     * tracked in most files. */
+    if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &nm) < 0) {
+        char cause[200], why[300];
+        h5_cause(cause, sizeof cause);
+        snprintf(why, sizeof why, "cannot list the group: %s", cause);
+        c_error_entry(c, gpath, NA_E_FORMAT, why);
+    }
+    for (size_t i = 0; i < nm.n; i++) {
+        char *path = join(gpath, nm.v[i]);
+        if (path == NULL)
+            c_die(c);
+        visit_link(c, g, nm.v[i], path, depth);
+        free(path);
+        free(nm.v[i]);
+    }
+    free(nm.v);
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+/* Select flat row-major elements [a, a+n) of shape in fs: at most 2*ndim
+ * blocks, each the largest aligned block that starts at a. HDF5 visits a
+ * hyperslab selection in row-major order whatever the order of the OR
+ * calls, so memory element k is flat element a + k. */
+static int select_range(hid_t fs, int ndim, const uint64_t *shape, uint64_t a, uint64_t n)
+{
+    uint64_t stride[NA_MAX_NDIM];
+    uint64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        stride[d] = s;
+        s *= shape[d];
+    }
+    H5S_seloper_t op = H5S_SELECT_SET;
+    while (n > 0) {
+        hsize_t start[NA_MAX_NDIM], count[NA_MAX_NDIM];
+        int j = ndim - 1;
+        for (int k = 0; k < ndim; k++)
+            if (a % stride[k] == 0 && n >= stride[k]) {
+                j = k;
+                break;
+            }
+        uint64_t rem = a;
+        for (int d = 0; d < ndim; d++) {
+            start[d] = rem / stride[d];
+            rem %= stride[d];
+            count[d] = d < j ? 1 : shape[d];
+        }
+        for (int d = j + 1; d < ndim; d++)
+            start[d] = 0;
+        uint64_t room = shape[j] - start[j], want = n / stride[j];
+        count[j] = room < want ? room : want;
+        if (H5Sselect_hyperslab(fs, op, start, NULL, count, NULL) < 0)
+            return -1;
+        op = H5S_SELECT_OR;
+        a += count[j] * stride[j];
+        n -= count[j] * stride[j];
+    }
+    return 0;
+}
+
+static void c_fail(child_t *c, uint32_t st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void c_fail(child_t *c, uint32_t st, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (na_h5p_send(c->sock, H5P_FAIL, st, msg, strlen(msg), NULL, 0) != 0)
+        c_die(c);
+}
+
+/* Flat index of coordinates x in shape. */
+static uint64_t flat_of(int ndim, const uint64_t *shape, const uint64_t *x)
+{
+    uint64_t f = 0;
+    for (int d = 0; d < ndim; d++)
+        f = f * shape[d] + x[d];
+    return f;
+}
+
+/* Flat-index bounds of every allocated chunk, when there are few: then a
+ * window that meets none of them is all fill value and is not read.
+ * H5Dget_chunk_info(index) rescans the chunk index on every call in
+ * 1.10.8 (quadratic), so it is used only up to 1024 allocated chunks. */
+static void chunk_spans(child_t *c, c_ent_t *e)
+{
+    e->have_spans = 1;
+    e->n_spans = SIZE_MAX; /* unknown: read everything */
+    hsize_t nalloc = 0;
+    hid_t fs = H5Dget_space(c->cur);
+    if (fs < 0 || H5Dget_num_chunks(c->cur, fs, &nalloc) < 0 || nalloc > 1024) {
+        if (fs >= 0)
+            H5Sclose(fs);
+        H5Eclear2(H5E_DEFAULT);
+        return;
+    }
+    e->spans = malloc((nalloc + 1) * sizeof *e->spans);
+    if (e->spans == NULL) {
+        H5Sclose(fs);
+        return;
+    }
+    for (hsize_t i = 0; i < nalloc; i++) {
+        hsize_t off[H5S_MAX_RANK];
+        unsigned mask;
+        haddr_t addr;
+        hsize_t size;
+        if (H5Dget_chunk_info(c->cur, fs, i, off, &mask, &addr, &size) < 0) {
+            H5Eclear2(H5E_DEFAULT);
+            H5Sclose(fs);
+            free(e->spans);
+            e->spans = NULL;
+            return;
+        }
+        uint64_t lo[NA_MAX_NDIM], hi[NA_MAX_NDIM];
+        for (int d = 0; d < e->ndim; d++) {
+            lo[d] = off[d];
+            uint64_t end = off[d] + e->chunk[d];
+            hi[d] = (end < e->shape[d] ? end : e->shape[d]) - 1;
+        }
+        e->spans[i][0] = flat_of(e->ndim, e->shape, lo);
+        e->spans[i][1] = flat_of(e->ndim, e->shape, hi);
+    }
+    H5Sclose(fs);
+    e->n_spans = nalloc;
+}
+
+/* 1 when dataset elements [lo, lo+n) all lie in unallocated storage. */
+static int range_is_fill(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n)
+{
+    if (e->nostorage)
+        return 1;
+    if (!e->chunked || e->unalloc <= 0)
+        return 0;
+    if (!e->have_spans)
+        chunk_spans(c, e);
+    if (e->n_spans == SIZE_MAX)
+        return 0;
+    for (size_t i = 0; i < e->n_spans; i++)
+        if (e->spans[i][0] < lo + n && e->spans[i][1] >= lo)
+            return 0;
+    return 1;
+}
+
+/* Fill n dataset elements at the start of the mapping with what libhdf5
+ * would read from unallocated storage: the fill value converted to the
+ * memory type, or 0 when it is undefined or fill time is "never". */
+static int fill_range(child_t *c, c_ent_t *e, uint64_t n)
+{
+    size_t es = (size_t)e->esize * e->per;
+    memset(c->shm, 0, n * es);
+    hid_t dcpl = H5Dget_create_plist(c->cur);
+    if (dcpl < 0)
+        return -1;
+    H5D_fill_value_t fs = H5D_FILL_VALUE_UNDEFINED;
+    H5D_fill_time_t ft = H5D_FILL_TIME_IFSET;
+    H5Pfill_value_defined(dcpl, &fs);
+    H5Pget_fill_time(dcpl, &ft);
+    int r = 0;
+    if (fs != H5D_FILL_VALUE_UNDEFINED && ft != H5D_FILL_TIME_NEVER) {
+        r = H5Pget_fill_value(dcpl, e->memtype, c->shm) < 0 ? -1 : 0;
+        int zero = 1;
+        for (size_t b = 0; b < es; b++)
+            zero &= c->shm[b] == 0;
+        for (uint64_t i = 1; r == 0 && !zero && i < n; i++)
+            memcpy(c->shm + i * es, c->shm, es);
+    }
+    H5Pclose(dcpl);
+    return r;
+}
+
+static int c_open_cur(child_t *c, uint64_t entry)
+{
+    if (c->cur >= 0 && c->cur_ent == entry)
+        return 0;
+    if (c->cur >= 0)
+        H5Dclose(c->cur);
+    /* A chunk cache that holds the chunks a window boundary cuts, so no
+     * chunk is inflated twice by consecutive windows. */
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    H5Pset_chunk_cache(dapl, 12421, (size_t)64 << 20, 1.0);
+    c->cur = H5Dopen2(c->file, c->ents[entry].dset, dapl);
+    H5Pclose(dapl);
+    c->cur_ent = entry;
+    return c->cur < 0 ? -1 : 0;
+}
+
+static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
+                           size_t cap)
+{
+    /* Zeroed first: with fill time "never" or an undefined fill value
+     * libhdf5 leaves unwritten elements alone, and they must read as 0
+     * (what h5py shows), never as leftovers of an earlier window. */
+    if (!e->full)
+        memset(c->shm, 0, n * e->esize * e->per);
+    if (e->ndim == 0) {
+        herr_t r0 = H5Dread(c->cur, e->memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->shm);
+        if (r0 < 0)
+            h5_cause(cause, cap);
+        return r0;
+    }
+    hid_t fs = H5Dget_space(c->cur);
+    hsize_t cnt = n;
+    hid_t ms = H5Screate_simple(1, &cnt, NULL);
+    herr_t r = fs < 0 || ms < 0 ? -1 : select_range(fs, e->ndim, e->shape, lo, n);
+    if (r >= 0)
+        r = H5Dread(c->cur, e->memtype, ms, fs, H5P_DEFAULT, c->shm);
+    if (r < 0) /* before H5Sclose, which clears the error stack */
+        h5_cause(cause, cap);
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ms >= 0)
+        H5Sclose(ms);
+    return r;
+}
+
+static void c_fault(const char *when);
+
+static void c_read(child_t *c, const h5p_read_t *rq)
+{
+    c_fault("read");
+    if (rq->entry >= c->n || c->ents[rq->entry].dset == NULL) {
+        c_fail(c, NA_E_INTERNAL, "read of entry %llu, which has no data",
+               (unsigned long long)rq->entry);
+        return;
+    }
+    c_ent_t *e = &c->ents[rq->entry];
+    /* Stream elements [first, first+count) lie in dataset elements
+     * [lo, hi); an array type can put a window boundary inside one. */
+    uint64_t lo = rq->first / e->per, hi = (rq->first + rq->count + e->per - 1) / e->per;
+    uint64_t skip = rq->first - lo * e->per;
+    if (hi - lo > c->shm_bytes / ((uint64_t)e->esize * e->per)) {
+        c_fail(c, NA_E_INTERNAL, "read of %llu elements exceeds the shared buffer",
+               (unsigned long long)rq->count);
+        return;
+    }
+    if (c_open_cur(c, rq->entry) < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause);
+        c_fail(c, NA_E_FORMAT, "cannot open the dataset: %s", cause);
+        return;
+    }
+    char cause[200] = "";
+    herr_t r;
+    if (range_is_fill(c, e, lo, hi - lo)) {
+        r = fill_range(c, e, hi - lo);
+        if (r < 0)
+            h5_cause(cause, sizeof cause);
+    } else {
+        r = c_read_range(c, e, lo, hi - lo, cause, sizeof cause);
+    }
+    if (r < 0) {
+        c_fail(c, NA_E_FORMAT, "reading elements %llu..%llu failed: %s",
+               (unsigned long long)rq->first,
+               (unsigned long long)(rq->first + rq->count - 1), cause);
+        return;
+    }
+    if (skip > 0)
+        memmove(c->shm, c->shm + skip * e->esize, rq->count * e->esize);
+    if (na_h5p_send(c->sock, H5P_DATA, 0, NULL, 0, NULL, 0) != 0)
+        c_die(c);
+}
+
+/* H5P_RAW: the stored (compressed) chunks that hold stream elements
+ * [first, first+count), copied one after another into the mapping, with
+ * an h5p_chunk_t per chunk as the answer's payload. Any unallocated chunk,
+ * or too little room, answers H5P_FAIL with status NA_E_UNSUPPORTED: the
+ * parent then asks for the window through H5Dread (H5P_READ). */
+static void c_raw(child_t *c, const h5p_read_t *rq)
+{
+    c_fault("read");
+    if (rq->entry >= c->n || c->ents[rq->entry].dset == NULL ||
+        c->ents[rq->entry].chunk_elems == 0 || rq->count == 0) {
+        c_fail(c, NA_E_INTERNAL, "raw chunk read of entry %llu, which has none",
+               (unsigned long long)rq->entry);
+        return;
+    }
+    c_ent_t *e = &c->ents[rq->entry];
+    if (c_open_cur(c, rq->entry) < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause);
+        c_fail(c, NA_E_FORMAT, "cannot open the dataset: %s", cause);
+        return;
+    }
+    uint64_t ce = e->chunk_elems, k0 = rq->first / ce, k1 = (rq->first + rq->count - 1) / ce;
+    size_t nk = (size_t)(k1 - k0 + 1);
+    h5p_chunk_t *ck = malloc(nk * sizeof *ck);
+    if (ck == NULL)
+        c_die(c);
+    uint64_t used = 0;
+    for (size_t i = 0; i < nk; i++) {
+        hsize_t off[H5S_MAX_RANK] = {0};
+        off[0] = (k0 + i) * e->chunk[0];
+        hsize_t nbytes = 0;
+        uint32_t mask = 0;
+        if (H5Dget_chunk_storage_size(c->cur, off, &nbytes) < 0 || nbytes == 0 ||
+            nbytes > c->shm_bytes - used) {
+            H5Eclear2(H5E_DEFAULT);
+            free(ck);
+            c_fail(c, NA_E_UNSUPPORTED, "chunk not allocated or too large: use H5Dread");
+            return;
+        }
+        if (H5Dread_chunk(c->cur, H5P_DEFAULT, off, &mask, c->shm + used) < 0) {
+            char cause[200];
+            h5_cause(cause, sizeof cause);
+            free(ck);
+            c_fail(c, NA_E_FORMAT, "reading chunk %llu failed: %s",
+                   (unsigned long long)(k0 + i), cause);
+            return;
+        }
+        ck[i].index = k0 + i;
+        ck[i].offset = used;
+        ck[i].bytes = nbytes;
+        ck[i].mask = mask;
+        ck[i].pad = 0;
+        used += nbytes;
+    }
+    if (na_h5p_send(c->sock, H5P_DATA, 0, ck, nk * sizeof *ck, NULL, 0) != 0)
+        c_die(c);
+    free(ck);
+}
+
+/* Fault injection for the tests of crash isolation (tests/cli/hdf5_*.sh):
+ * NANAUDIT_HDF5_FAULT=segv|abort|hang[@read] makes this process crash or
+ * hang at open (default) or at the first data read, as libhdf5 does on
+ * some hostile files. Nothing else reads it. */
+static void c_fault(const char *when)
+{
+    const char *f = getenv("NANAUDIT_HDF5_FAULT");
+    if (f == NULL)
+        return;
+    const char *at = strchr(f, '@');
+    if (strcmp(at != NULL ? at + 1 : "open", when) != 0)
+        return;
+    size_t n = at != NULL ? (size_t)(at - f) : strlen(f);
+    if (n == 4 && strncmp(f, "segv", 4) == 0)
+        raise(SIGSEGV);
+    if (n == 5 && strncmp(f, "abort", 5) == 0)
+        abort();
+    if (n == 4 && strncmp(f, "hang", 4) == 0)
+        for (;;)
+            pause();
+}
+
+void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes)
+{
+    child_t c;
+    memset(&c, 0, sizeof c);
+    c.sock = sock;
+    c.shm = shm;
+    c.shm_bytes = shm_bytes;
+    c.cur = -1;
+    /* A crash in libhdf5 must end this process with its signal, which the
+     * parent reports; a sanitizer's handler would turn it into exit 1. */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], SIG_DFL);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures become one line each */
+    c_fault("open");
+    c.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (c.file < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause);
+        c_fail(&c, NA_E_FORMAT, "libhdf5 cannot open the file: %s", cause);
+        _exit(0);
+    }
+    hid_t root = H5Gopen2(c.file, "/", H5P_DEFAULT);
+    if (root < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause);
+        c_fail(&c, NA_E_FORMAT, "cannot open the root group: %s", cause);
+        _exit(0);
+    }
+    H5O_info_t oi;
+    if (H5Oget_info2(root, &oi, H5O_INFO_BASIC) >= 0)
+        seen_before(&c, oi.addr);
+    H5Eclear2(H5E_DEFAULT);
+    visit_group(&c, root, "/", 0);
+    H5Gclose(root);
+    if (na_h5p_send(sock, H5P_DONE, 0, NULL, 0, NULL, 0) != 0)
+        c_die(&c);
+    for (;;) {
+        h5p_hdr_t h;
+        if (na_h5p_recv_all(sock, &h, sizeof h) != 0 || h.type == H5P_QUIT)
+            break;
+        h5p_read_t rq;
+        if ((h.type != H5P_READ && h.type != H5P_RAW) || h.len != sizeof rq ||
+            na_h5p_recv_all(sock, &rq, sizeof rq) != 0)
+            break;
+        if (h.type == H5P_RAW)
+            c_raw(&c, &rq);
+        else
+            c_read(&c, &rq);
+    }
+    _exit(0);
+}
+
+#else /* !NA_HAVE_HDF5 */
+
+void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes)
+{
+    (void)path;
+    (void)sock;
+    (void)shm;
+    (void)shm_bytes;
+    _exit(2);
+}
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * hdf5_proto.h - the messages between the HDF5 reader (hdf5.c, in the
+ * nanaudit process) and its crash-isolated child (hdf5_child.c), which
+ * alone calls libhdf5. Internal to formats/, not installed.
+ *
+ * Why a child: libhdf5 1.10.8 crashes or loops on some hostile files (its
+ * own h5dump segfaults on the CVE-2021-37501 reproducer), so every HDF5
+ * file is opened in a forked process. A crash, abort or hang there is
+ * one file's error (exit 3), not the end of the run. The child makes no
+ * OpenMP call: GNU libgomp is not usable in a forked child of a process
+ * that has already used it; all scanning stays in the parent.
+ *
+ * Transport: one AF_UNIX stream socketpair for the messages (send with
+ * MSG_NOSIGNAL, so a dead child is an error and not a SIGPIPE), and one
+ * MAP_SHARED anonymous mapping, made before fork, into which the child
+ * reads data windows with H5Dread; the parent scans them in place.
+ *
+ * Every message is a h5p_hdr_t followed by `len` payload bytes. Sequence:
+ *   child  -> parent: ENTRY* (the catalog, storage order), then DONE or
+ *                     FAIL (the file cannot be opened: payload = message)
+ *   parent -> child : READ {entry, first element, count}
+ *   child  -> parent: DATA (count * elem_size bytes now in the mapping)
+ *                     or FAIL (payload = one-line message)
+ *   parent -> child : QUIT, or closes the socket.
+ */
+#ifndef NA_HDF5_PROTO_H
+#define NA_HDF5_PROTO_H
+
+#include "nanaudit.h"
+
+#include <stdint.h>
+
+enum h5p_type {
+    H5P_ENTRY = 1,
+    H5P_DONE = 2,
+    H5P_FAIL = 3,
+    H5P_READ = 4,
+    H5P_DATA = 5,
+    H5P_QUIT = 6,
+    H5P_RAW = 7   /* READ of stored chunks: DATA payload = h5p_chunk_t[] */
+};
+
+/* Parallel decompression modes (entry.par_mode). */
+enum { H5P_PAR_NONE = 0, H5P_PAR_DEFLATE = 1, H5P_PAR_SHUFFLE_DEFLATE = 2 };
+
+/* One stored chunk of an H5P_RAW answer, at shm + offset. mask: the
+ * filters libhdf5 skipped for it (H5Dread_chunk); nonzero = use H5Dread. */
+typedef struct h5p_chunk {
+    uint64_t index, offset, bytes;
+    uint32_t mask, pad;
+} h5p_chunk_t;
+
+typedef struct h5p_hdr {
+    uint32_t type;
+    uint32_t status; /* na_status_t for FAIL */
+    uint64_t len;    /* payload bytes */
+} h5p_hdr_t;
+
+/* What a catalog entry is. */
+enum h5p_kind {
+    H5P_K_TENSOR = 0, /* numeric, auditable */
+    H5P_K_ERROR = 1,  /* numeric but not auditable: reason, status */
+    H5P_K_SKIP = 2,   /* not numeric (strings, references, ...): reason */
+    H5P_K_NOTE = 3    /* a file-level note (external link, ...): reason */
+};
+
+/* A catalog entry; followed by name_len bytes of name, reason_len bytes
+ * of reason and detail_len bytes of detail (none NUL-terminated). */
+typedef struct h5p_entry {
+    uint32_t kind;         /* enum h5p_kind */
+    uint32_t status;       /* na_status_t, for H5P_K_ERROR */
+    int32_t dtype;         /* na_dtype_t of the data stream */
+    int32_t stored;        /* na_dtype_t as stored (C64 for complex parts) */
+    int32_t byte_order;    /* na_endian_t of the data stream */
+    int32_t ndim;          /* 0 for scalar and null dataspaces */
+    uint32_t elem_size;    /* bytes per element in the stream */
+    uint32_t n_missing;    /* 0..2: _FillValue, missing_value */
+    double missing[2];
+    uint64_t elements;
+    uint64_t shape[NA_MAX_NDIM];
+    uint64_t storage_bytes;      /* H5Dget_storage_size */
+    int64_t unallocated_chunks;  /* -1 when not chunked */
+    uint32_t name_len, reason_len, detail_len;
+    uint32_t constant;           /* no storage allocated: all fill value */
+    uint32_t par_mode;           /* H5P_PAR_*: raw chunks inflated here */
+    uint32_t pad2;
+    uint64_t chunk_elems;        /* elements per chunk (whole rows) */
+    uint64_t chunk0;             /* chunk extent along dim 0 */
+    uint64_t direct_offset;      /* file offset of the stream's bytes as
+                                  * stored (contiguous, no conversion), or
+                                  * UINT64_MAX: read through the child */
+} h5p_entry_t;
+
+typedef struct h5p_read {
+    uint64_t entry, first, count;
+} h5p_read_t;
+
+/* Child entry point: runs in the forked process, never returns. sock is
+ * its end of the socketpair, shm/shm_bytes the shared mapping. */
+void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes)
+    __attribute__((noreturn));
+
+/* Blocking full send / receive on a stream socket; 0 or -1 (peer gone). */
+int na_h5p_send(int fd, uint32_t type, uint32_t status, const void *a, uint64_t alen,
+                const void *b, uint64_t blen);
+int na_h5p_recv_all(int fd, void *buf, uint64_t len);
+
+#endif /* NA_HDF5_PROTO_H */

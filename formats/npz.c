@@ -1,0 +1,155 @@
+/*
+ * npz.c - NumPy .npz archives: a zip of .npy members (np.savez stores
+ * them, np.savez_compressed deflates them; numpy/lib/_npyio_impl.py,
+ * _savez). Each member is one array named after the member without
+ * ".npy" ("x.npy" -> "x"), in archive order; structured and complex
+ * members expand as in npy.c ("x.field", "x.real").
+ *
+ * Stored members are read through mmap windows at their data position
+ * (unzGetCurrentFileZStreamPos64, zip.c), exactly like a .npy file.
+ * Deflated members are inflated as a stream by minizip, window by window;
+ * the second pass restarts the member. A deflated member that must be
+ * read out of C order (Fortran order, a subarray field) is inflated once
+ * into an unlinked temporary file and mapped (zip.c, na_zip_spill): disk,
+ * not memory.
+ */
+#include "npt.h"
+
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* calloc, free */
+#include <string.h> /* strlen, strdup */
+#include <unistd.h> /* lseek, close */
+
+typedef struct npz_input {
+    na_input_t base;
+    na_zip_t *zip;
+    na_map_t *map;         /* the archive, for stored members */
+    size_t n_stores;
+    na_store_t *stores;    /* one per member; views point here */
+    na_map_t **spills;     /* per member: mapped temporary file or NULL */
+    na_npy_list_t list;
+} npz_input_t;
+
+static size_t npz_count(const na_input_t *in) { return ((const npz_input_t *)in)->list.n; }
+
+static na_status_t npz_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t *err)
+{
+    return na_npy_entry_tensor(&((npz_input_t *)in)->list.e[i], t, err);
+}
+
+static size_t npz_meta_count(const na_input_t *in) { return 0; }
+
+static void npz_meta(const na_input_t *in, size_t i, const char **k, const char **v)
+{
+    *k = *v = NULL;
+}
+
+static uint64_t npz_tensor_bytes(const na_input_t *in, size_t i)
+{
+    return ((const npz_input_t *)in)->list.e[i].bytes;
+}
+
+static void npz_close(na_input_t *in)
+{
+    npz_input_t *z = (npz_input_t *)in;
+    if (z == NULL)
+        return;
+    na_npy_list_free(&z->list);
+    for (size_t i = 0; z->spills && i < z->n_stores; i++)
+        na_map_close(z->spills[i]);
+    free(z->spills);
+    free(z->stores);
+    na_map_close(z->map);
+    na_zip_close(z->zip);
+    free(z->base.path);
+    free(z);
+}
+
+static const struct na_input_vtbl npz_vtbl = {
+    npz_count, npz_tensor, npz_meta_count, npz_meta, npz_tensor_bytes, npz_close,
+};
+
+/* Member i: header, store, entries. */
+static na_status_t npz_member(npz_input_t *z, size_t i, size_t win, na_err_t *err)
+{
+    const na_zip_entry_t *ze = na_zip_entry(z->zip, i);
+    char name[1024];
+    size_t len = strlen(ze->name);
+    snprintf(name, sizeof name, "%.*s", (int)(len >= 4 ? len - 4 : len), ze->name);
+    uint8_t head[NA_NPY_MAX_HEADER + 12];
+    size_t hn = ze->usize < sizeof head ? (size_t)ze->usize : sizeof head;
+    na_npy_header_t h;
+    memset(&h, 0, sizeof h);
+    na_status_t st = na_zip_read(z->zip, i, 0, head, hn, err);
+    if (st == NA_OK)
+        st = na_npy_parse_header(head, hn, &h, err);
+    na_store_t *s = &z->stores[i];
+    if (ze->data_pos != UINT64_MAX)
+        *s = (na_store_t){z->map, ze->data_pos, ze->usize, NULL, 0};
+    else
+        *s = (na_store_t){NULL, 0, ze->usize, z->zip, i};
+    size_t first = z->list.n;
+    if (st == NA_OK)
+        st = na_npy_add_entries(&z->list, &h, name, s, h.header_bytes, err);
+    na_npy_header_free(&h);
+    int gather = 0;
+    for (size_t k = first; st == NA_OK && k < z->list.n; k++)
+        gather |= z->list.e[k].kind == NA_NPY_NUMERIC && !z->list.e[k].view.contiguous;
+    if (st == NA_OK && gather && s->map == NULL) {
+        int fd = -1;
+        st = na_zip_spill(z->zip, i, &fd, err);
+        if (st == NA_OK)
+            st = na_map_open(fd, ze->usize, win, &z->spills[i], err);
+        if (st == NA_OK)
+            *s = (na_store_t){z->spills[i], 0, ze->usize, NULL, 0};
+    }
+    if (st != NA_OK && err != NULL) {
+        char msg[NA_ERR_LEN];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        na_err_set(err, st, "member '%.200s': %s", ze->name, msg);
+    }
+    return st;
+}
+
+static na_status_t npz_open(const char *path, int fd, const na_open_opts_t *o,
+                            na_input_t **out, na_err_t *err)
+{
+    *out = NULL;
+    npz_input_t *z = calloc(1, sizeof *z);
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (z == NULL || size < 0) {
+        free(z);
+        close(fd);
+        return na_err_set(err, z ? NA_E_IO : NA_E_NOMEM, z ? "cannot seek" : "out of memory");
+    }
+    z->base.v = &npz_vtbl;
+    z->base.format = "npz";
+    z->base.file_size = (uint64_t)size;
+    z->base.path = strdup(path ? path : "");
+    size_t win = o && o->window_bytes ? o->window_bytes : NA_DEFAULT_WINDOW_BYTES;
+    na_status_t st = na_zip_open(fd, z->base.file_size, &z->zip, err);
+    if (st == NA_OK && z->base.path == NULL)
+        st = na_err_set(err, NA_E_NOMEM, "out of memory");
+    if (st == NA_OK) {
+        int fd2 = na_zip_dup_fd(z->zip);
+        st = fd2 < 0 ? na_err_set(err, NA_E_IO, "dup failed")
+                     : na_map_open(fd2, z->base.file_size, win, &z->map, err);
+    }
+    if (st == NA_OK) {
+        z->n_stores = na_zip_count(z->zip);
+        z->stores = calloc(z->n_stores + 1, sizeof *z->stores);
+        z->spills = calloc(z->n_stores + 1, sizeof *z->spills);
+        if (z->stores == NULL || z->spills == NULL)
+            st = na_err_set(err, NA_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; st == NA_OK && i < z->n_stores; i++)
+        st = npz_member(z, i, win, err);
+    if (st != NA_OK) {
+        npz_close(&z->base);
+        return st;
+    }
+    *out = &z->base;
+    return NA_OK;
+}
+
+const na_format_t na_format_npz = {"npz", npz_open};

@@ -1,0 +1,170 @@
+/*
+ * write.c - what every writer of write.h shares: a 1 MiB output buffer
+ * over write(2) that retries short writes and EINTR and turns ENOSPC and
+ * EFBIG (RLIMIT_FSIZE, with SIGXFSZ ignored by the caller) into one-line
+ * NA_E_WRITE errors; per-tensor byte accounting; the dispatch to a
+ * format's writer; and the input's SHA-256 for provenance metadata.
+ */
+#include "write.h"
+
+#include <errno.h>          /* errno, EINTR */
+#include <fcntl.h>          /* open */
+#include <openssl/evp.h>    /* EVP_DigestInit_ex, EVP_sha256 */
+#include <stdlib.h>         /* malloc, free */
+#include <string.h>         /* strcmp, strerror, memcpy */
+#include <unistd.h>         /* write, read, close */
+
+const na_writer_format_t *na_writer_for(const char *input_format)
+{
+    if (!input_format)
+        return NULL;
+    if (!strcmp(input_format, "safetensors"))
+        return &na_writer_safetensors;
+    if (!strcmp(input_format, "raw"))
+        return &na_writer_raw;
+    return NULL;
+}
+
+na_status_t na_writer_base_init(na_writer_t *w, int fd, const na_wtensor_t *t, size_t n,
+                                na_err_t *err)
+{
+    w->fd = fd;
+    w->used = 0;
+    w->written = 0;
+    w->n = n;
+    w->cur = n;
+    w->cur_done = 0;
+    w->buf = malloc(NA_WBUF);
+    w->bytes = malloc((n ? n : 1) * sizeof *w->bytes);
+    if (!w->buf || !w->bytes)
+        return na_err_set(err, NA_E_NOMEM, "out of memory for the output buffer");
+    for (size_t i = 0; i < n; i++)
+        w->bytes[i] = t[i].bytes;
+    return NA_OK;
+}
+
+void na_writer_base_free(na_writer_t *w)
+{
+    free(w->buf);
+    free(w->bytes);
+}
+
+na_status_t na_writer_flush(na_writer_t *w, na_err_t *err)
+{
+    size_t off = 0;
+    while (off < w->used) {
+        ssize_t k = write(w->fd, w->buf + off, w->used - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return na_err_set(err, NA_E_WRITE, "write error: %s",
+                              k < 0 ? strerror(errno) : "no progress");
+        off += (size_t)k;
+        w->written += (uint64_t)k;
+    }
+    w->used = 0;
+    return NA_OK;
+}
+
+na_status_t na_writer_put(na_writer_t *w, const void *buf, size_t len, na_err_t *err)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        size_t room = NA_WBUF - w->used, k = len < room ? len : room;
+        memcpy(w->buf + w->used, p, k);
+        w->used += k;
+        p += k;
+        len -= k;
+        if (w->used == NA_WBUF) {
+            na_status_t st = na_writer_flush(w, err);
+            if (st != NA_OK)
+                return st;
+        }
+    }
+    return NA_OK;
+}
+
+static na_status_t check_done(const na_writer_t *w, na_err_t *err)
+{
+    if (w->cur < w->n && w->cur_done != w->bytes[w->cur])
+        return na_err_set(err, NA_E_INTERNAL, "tensor %zu got %llu of its %llu bytes", w->cur,
+                          (unsigned long long)w->cur_done, (unsigned long long)w->bytes[w->cur]);
+    return NA_OK;
+}
+
+na_status_t na_writer_begin(na_writer_t *w, size_t i, na_err_t *err)
+{
+    na_status_t st = check_done(w, err);
+    if (st != NA_OK)
+        return st;
+    if (i >= w->n || (w->cur < w->n && i != w->cur + 1) || (w->cur == w->n && i != 0))
+        return na_err_set(err, NA_E_INTERNAL, "tensor %zu written out of order", i);
+    w->cur = i;
+    w->cur_done = 0;
+    return w->v->begin ? w->v->begin(w, i, err) : NA_OK;
+}
+
+na_status_t na_writer_write(na_writer_t *w, const void *buf, size_t len, na_err_t *err)
+{
+    if (w->cur >= w->n || len > w->bytes[w->cur] - w->cur_done)
+        return na_err_set(err, NA_E_INTERNAL, "more bytes than the tensor holds");
+    w->cur_done += len;
+    return na_writer_put(w, buf, len, err);
+}
+
+na_status_t na_writer_finish(na_writer_t *w, na_err_t *err)
+{
+    na_status_t st = check_done(w, err);
+    if (st == NA_OK && w->n && w->cur != w->n - 1)
+        st = na_err_set(err, NA_E_INTERNAL, "only %zu of %zu tensors written",
+                        w->cur == w->n ? 0 : w->cur + 1, w->n);
+    if (st == NA_OK)
+        st = na_writer_flush(w, err);
+    if (st == NA_OK && w->v->finish)
+        st = w->v->finish(w, err);
+    return st;
+}
+
+void na_writer_free(na_writer_t *w)
+{
+    if (w)
+        w->v->free(w);
+}
+
+na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return na_err_set(err, NA_E_IO, "cannot open for SHA-256: %s", strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    uint8_t *buf = malloc(NA_WBUF);
+    na_status_t st = NA_OK;
+    if (!ctx || !buf || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+        st = na_err_set(err, NA_E_NOMEM, "SHA-256: out of memory");
+    while (st == NA_OK) {
+        ssize_t k = read(fd, buf, NA_WBUF);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            st = na_err_set(err, NA_E_IO, "read error: %s", strerror(errno));
+        else if (k == 0)
+            break;
+        else if (EVP_DigestUpdate(ctx, buf, (size_t)k) != 1)
+            st = na_err_set(err, NA_E_INTERNAL, "SHA-256 update failed");
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    if (st == NA_OK && (EVP_DigestFinal_ex(ctx, md, &len) != 1 || len != 32))
+        st = na_err_set(err, NA_E_INTERNAL, "SHA-256 final failed");
+    for (unsigned i = 0; st == NA_OK && i < 32; i++) {
+        static const char hx[] = "0123456789abcdef";
+        hex[2 * i] = hx[md[i] >> 4];
+        hex[2 * i + 1] = hx[md[i] & 15];
+    }
+    if (st == NA_OK)
+        hex[64] = '\0';
+    EVP_MD_CTX_free(ctx);
+    free(buf);
+    close(fd);
+    return st;
+}

@@ -1,0 +1,98 @@
+/*
+ * write.h - the writer interface of `nanaudit clean` (issue 4): one table
+ * per output format, like the reader table of format.h, so HDF5 and the
+ * later formats plug in beside safetensors_write.c and raw_write.c.
+ *
+ * A writer is opened on a file descriptor the caller owns (a hidden
+ * temporary file; cli/clean.c fsyncs, closes and renames it) with the
+ * complete list of output tensors - names, dtypes, shapes and byte
+ * sizes are known after the fit passes, before any data is written, so
+ * a header can go first. Data then arrives tensor by tensor, in list
+ * order, in any number of pieces (na_writer_begin, na_writer_write);
+ * na_writer_finish checks every byte arrived and flushes.
+ *
+ * Errors name the problem in one line ("write error: No space left on
+ * device"); the caller adds the file name. All are NA_E_WRITE, except
+ * NA_E_NOMEM and NA_E_INTERNAL (bytes beyond a tensor's size: a bug).
+ */
+#ifndef NA_WRITE_H
+#define NA_WRITE_H
+
+#include "format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct na_wtensor {
+    const char *name;
+    na_dtype_t dtype;  /* as stored (C64 copied whole) */
+    int ndim;
+    uint64_t shape[NA_MAX_NDIM];
+    uint64_t bytes;    /* data bytes that will be written */
+} na_wtensor_t;
+
+/* Key/value pairs of file-level metadata (safetensors __metadata__;
+ * ignored by formats without metadata, such as raw). */
+typedef struct na_wmeta {
+    const char *key, *value;
+} na_wmeta_t;
+
+typedef struct na_writer na_writer_t;
+
+typedef struct na_writer_format {
+    const char *name; /* "safetensors", "raw" */
+    /* t[n] and meta[n_meta] are copied as needed; fd is not closed. */
+    na_status_t (*open)(int fd, const na_wtensor_t *t, size_t n, const na_wmeta_t *meta,
+                        size_t n_meta, na_writer_t **out, na_err_t *err);
+} na_writer_format_t;
+
+extern const na_writer_format_t na_writer_safetensors; /* safetensors_write.c */
+extern const na_writer_format_t na_writer_raw;         /* raw_write.c */
+
+/* The writer for an input format name ("safetensors", "raw"); NULL when
+ * clean cannot write that format yet. */
+const na_writer_format_t *na_writer_for(const char *input_format);
+
+/* Start tensor i (0, 1, 2, ... in order). */
+na_status_t na_writer_begin(na_writer_t *w, size_t i, na_err_t *err);
+/* Append len bytes to the current tensor. */
+na_status_t na_writer_write(na_writer_t *w, const void *buf, size_t len, na_err_t *err);
+/* Every tensor complete? Flush buffered bytes. Does not fsync. */
+na_status_t na_writer_finish(na_writer_t *w, na_err_t *err);
+void na_writer_free(na_writer_t *w); /* NULL ok */
+
+/* ---- shared by the writers (write.c) ------------------------------- */
+struct na_writer_vtbl {
+    na_status_t (*begin)(na_writer_t *, size_t, na_err_t *);
+    na_status_t (*finish)(na_writer_t *, na_err_t *);
+    void (*free)(na_writer_t *);
+};
+struct na_writer {
+    const struct na_writer_vtbl *v;
+    int fd;
+    uint8_t *buf;          /* output buffer (NA_WBUF bytes) */
+    size_t used;
+    uint64_t written;      /* bytes handed to write(2) so far */
+    size_t n, cur;         /* tensors; current one (n before the first) */
+    uint64_t *bytes;       /* expected bytes per tensor */
+    uint64_t cur_done;     /* bytes of the current tensor so far */
+};
+#define NA_WBUF (1u << 20)
+/* Set up the common part (buffer, byte counts). */
+na_status_t na_writer_base_init(na_writer_t *w, int fd, const na_wtensor_t *t, size_t n,
+                                na_err_t *err);
+void na_writer_base_free(na_writer_t *w);
+/* Buffered append of bytes that are not tensor data (headers). */
+na_status_t na_writer_put(na_writer_t *w, const void *buf, size_t len, na_err_t *err);
+na_status_t na_writer_flush(na_writer_t *w, na_err_t *err);
+
+/* SHA-256 (FIPS 180-4, through OpenSSL's libcrypto EVP interface) of the
+ * file at path, as 64 lowercase hex digits plus NUL in hex[65]. Reads
+ * the file once, sequentially. NA_E_IO on a read error. */
+na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NA_WRITE_H */

@@ -1,0 +1,157 @@
+/*
+ * baseline.c - --baseline old.json: fail only on findings that are new.
+ *
+ * The baseline is a JSON report of an earlier scan (docs/json-schema.md).
+ * A finding is identified by (file path as given, tensor name, kind); it
+ * is new when that triple is absent from the baseline or its count grew.
+ * A finding the baseline already has, with a count no larger, does not
+ * fail; it is still reported, with its baseline count ("baseline" in the
+ * JSON report).
+ *
+ * Parsed with jansson, strictly (duplicate keys rejected, as every JSON
+ * nanaudit reads): a baseline that is not a nanaudit report is a usage
+ * error (exit 2), decided before any input is opened. Lookups are a
+ * binary search over the triples sorted once.
+ */
+#include "nanaudit.h"
+
+#include <jansson.h>
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* calloc, free, qsort, bsearch */
+#include <string.h> /* strcmp, strlen */
+
+typedef struct entry {
+    const char *path, *tensor; /* point into the kept jansson tree */
+    int kind;
+    uint64_t count;
+} entry_t;
+
+struct na_baseline {
+    json_t *root; /* owns the strings the entries point to */
+    entry_t *e;
+    size_t n;
+};
+
+static int cmp(const void *a, const void *b)
+{
+    const entry_t *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    if (!c)
+        c = strcmp(x->tensor, y->tensor);
+    return c ? c : (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static int kind_of(const char *name)
+{
+    for (int k = 0; k < NA_K_COUNT; k++)
+        if (!strcmp(name, na_kind_name((na_kind_t)k)))
+            return k;
+    return -1;
+}
+
+#define BAD(err, fname, ...) na_err_set(err, NA_E_USAGE, __VA_ARGS__)
+
+/* Check one files[i] entry and append its findings (e may be NULL to
+ * count them only). */
+static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const char *fname,
+                             na_err_t *err)
+{
+    json_t *path = json_object_get(f, "path"), *ts = json_object_get(f, "tensors");
+    if (!json_is_object(f) || !json_is_string(path) || !json_is_array(ts))
+        return BAD(err, fname, "%s: files[%zu] lacks a \"path\" string or a \"tensors\" list",
+                   fname, fi);
+    size_t ti;
+    json_t *t;
+    json_array_foreach(ts, ti, t) {
+        json_t *name = json_object_get(t, "name"), *fs = json_object_get(t, "findings");
+        if (!json_is_object(t) || !json_is_string(name))
+            return BAD(err, fname, "%s: files[%zu].tensors[%zu] lacks a \"name\" string", fname,
+                       fi, ti);
+        if (!fs)
+            continue; /* errors and skipped tensors have no findings */
+        if (!json_is_array(fs))
+            return BAD(err, fname, "%s: files[%zu].tensors[%zu].findings is not a list", fname,
+                       fi, ti);
+        size_t k;
+        json_t *x;
+        json_array_foreach(fs, k, x) {
+            json_t *kind = json_object_get(x, "kind"), *count = json_object_get(x, "count");
+            int kd = json_is_string(kind) ? kind_of(json_string_value(kind)) : -1;
+            if (kd < 0 || !json_is_integer(count) || json_integer_value(count) < 0)
+                return BAD(err, fname, "%s: files[%zu].tensors[%zu].findings[%zu] needs a known "
+                           "\"kind\" and a \"count\" >= 0", fname, fi, ti, k);
+            if (e) {
+                e[*n].path = json_string_value(path);
+                e[*n].tensor = json_string_value(name);
+                e[*n].kind = kd;
+                e[*n].count = (uint64_t)json_integer_value(count);
+            }
+            (*n)++;
+        }
+    }
+    return NA_OK;
+}
+
+na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
+                              na_baseline_t **out, na_err_t *err)
+{
+    json_error_t je;
+    *out = NULL;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return BAD(err, fname, "%s:%d: not valid JSON: %s", fname, je.line, je.text);
+    json_t *files = json_object_get(root, "files"), *sv = json_object_get(root, "schema_version");
+    na_status_t st = NA_OK;
+    if (!json_is_object(root) || !json_is_integer(sv) || !json_is_array(files))
+        st = BAD(err, fname, "%s: not a nanaudit JSON report (needs \"schema_version\" and "
+                 "\"files\")", fname);
+    else if (json_integer_value(sv) != NA_SCHEMA_VERSION)
+        st = BAD(err, fname, "%s: schema_version %lld is not %d", fname,
+                 (long long)json_integer_value(sv), NA_SCHEMA_VERSION);
+    size_t n = 0, i;
+    json_t *f;
+    json_array_foreach(files, i, f) {
+        if (st == NA_OK)
+            st = walk_file(f, i, NULL, &n, fname, err);
+    }
+    na_baseline_t *b = st == NA_OK ? calloc(1, sizeof *b) : NULL;
+    if (st == NA_OK && (!b || !(b->e = calloc(n + 1, sizeof *b->e))))
+        st = na_err_set(err, NA_E_NOMEM, "%s: out of memory", fname);
+    if (st != NA_OK) {
+        free(b);
+        json_decref(root);
+        return st;
+    }
+    b->root = root;
+    json_array_foreach(files, i, f) walk_file(f, i, b->e, &b->n, fname, err);
+    qsort(b->e, b->n, sizeof *b->e, cmp);
+    *out = b;
+    return NA_OK;
+}
+
+void na_baseline_apply(const na_baseline_t *b, const char *path, const char *tensor,
+                       na_finding_t *f, size_t n)
+{
+    for (size_t i = 0; b && i < n; i++) {
+        entry_t key = {path, tensor, (int)f[i].kind, 0};
+        const entry_t *hit = bsearch(&key, b->e, b->n, sizeof *b->e, cmp);
+        if (!hit)
+            continue;
+        f[i].in_baseline = 1;
+        f[i].baseline = hit->count;
+        if (f[i].count <= hit->count)
+            f[i].fails = 0;
+        size_t len = strlen(f[i].message);
+        snprintf(f[i].message + len, sizeof f[i].message - len, " (baseline: %llu)",
+                 (unsigned long long)hit->count);
+    }
+}
+
+void na_baseline_free(na_baseline_t *b)
+{
+    if (!b)
+        return;
+    json_decref(b->root);
+    free(b->e);
+    free(b);
+}

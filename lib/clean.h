@@ -1,0 +1,183 @@
+/*
+ * clean.h - the transforms of `nanaudit clean` (issue 4) and their
+ * statistics: non-finite handling, z-score / modified z-score outliers,
+ * normalization, and rounding back to a dtype. Engine only: a tensor's
+ * bytes arrive through its na_source_t and the cleaned bytes leave
+ * through a callback (na_clean_sink_fn); no file I/O here.
+ *
+ * Steps, in this order (each on the previous step's output, over finite
+ * values only; DESIGN.md "Definitions"):
+ *   1. non-finite: drop | zero | mean | value=X | keep;
+ *   2. outliers (only with --zscore K or --mad K): drop | clip | nan | mean;
+ *   3. normalize: minmax (to LO:HI) | zscore.
+ * A value replaced by zero/mean/value=X or clipped counts in the next
+ * step's statistics; a value made NaN does not; dropped samples are gone.
+ *
+ * Layout. With samples, axis 0 is the sample axis: a tensor of shape
+ * [n, d1, d2..] has n rows of width w = d1*d2*..; every position inside a
+ * row is a feature with its own statistics (per feature, "over axis 0"),
+ * or one statistic for the tensor with `global`. Rank-1 data is one
+ * feature. Without samples (weights) the tensor is one feature and one
+ * "row" per element, and drop is refused by the caller.
+ *
+ * Passes over the data (na_clean_fit + na_clean_emit), per tensor:
+ *   A      input statistics and the rows holding a non-finite value
+ *          (+1 pass when a feature has no finite value at all and
+ *          --nonfinite drop: rows are re-marked ignoring that feature);
+ *          With --nonfinite drop, A also gives the statistics after
+ *          step 1 (a row is whole in a chunk, so its fate is known before
+ *          its values are added); zero/mean/value/keep are derived
+ *          analytically (Chan's merge with a group of equal values);
+ *   C      --zscore: flags and statistics after step 2 (one pass); with
+ *          --outliers drop and some rows flagged, +1 pass for the
+ *          statistics of the rows kept;
+ *   M      --mad: exact median and MAD by radix selection on the
+ *          order-preserving 64-bit key of each double: 64/B passes for
+ *          the median, +1 for its upper middle value, 64/B+1 for the MAD,
+ *          where B = 16 bits when the features number <= 128, 8 when
+ *          <= 32768, else 4 (histograms: features x 2^B x 8 bytes <= 64
+ *          MiB); then C as for --zscore;
+ *   W      the write pass (transform, round, predicted output statistics);
+ *   V      verification re-reads the written file (the caller's scan).
+ * So a minmax normalization after --zscore 3 without drops costs A, C, W
+ * (+V); --apply-params skips A's statistics use, B, C's statistics and M,
+ * but still reads A and C when rows must be flagged for dropping.
+ *
+ * Memory per tensor: the read window (na_scan_opts_t-style window_bytes,
+ * at least one row) decoded into doubles (8 bytes per element of it),
+ * per feature one na_clean_feat_t (~200 bytes) plus two na_stats_t, one
+ * byte per sample (which step dropped it), the --mad histograms above,
+ * and max_locations dropped-sample indices. Never the whole tensor.
+ */
+#ifndef NA_CLEAN_H
+#define NA_CLEAN_H
+
+#include "nanaudit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum na_nonfinite {
+    NA_NF_KEEP = 0,
+    NA_NF_DROP,
+    NA_NF_ZERO,
+    NA_NF_MEAN,
+    NA_NF_VALUE
+} na_nonfinite_t;
+
+typedef enum na_outlier_method { NA_OM_NONE = 0, NA_OM_ZSCORE, NA_OM_MAD } na_outlier_method_t;
+
+typedef enum na_outlier_action {
+    NA_OA_NONE = 0, /* not given (weights: a usage error with a method) */
+    NA_OA_DROP,
+    NA_OA_CLIP,
+    NA_OA_NAN,
+    NA_OA_MEAN
+} na_outlier_action_t;
+
+typedef enum na_normalize { NA_NORM_NONE = 0, NA_NORM_MINMAX, NA_NORM_ZSCORE } na_normalize_t;
+
+/* Iglewicz & Hoaglin (1993), "How to Detect and Handle Outliers":
+ * M = 0.6745 (x - median) / MAD; MAD == 0 fallback with MeanAD and
+ * 1.253314 (DESIGN.md, "Robust alternative"). */
+#define NA_MAD_CONST 0.6745
+#define NA_MEANAD_CONST 1.253314
+#define NA_DEFAULT_MAD 3.5
+
+typedef struct na_clean_opts {
+    int samples;                  /* axis 0 is a sample axis */
+    int global;                   /* one statistic per tensor */
+    na_nonfinite_t nonfinite;
+    double nf_value;              /* for NA_NF_VALUE */
+    na_outlier_method_t method;
+    double k;                     /* threshold K (> 0) */
+    na_outlier_action_t action;
+    na_normalize_t normalize;
+    double lo, hi;                /* --feature-range, lo < hi */
+    na_dtype_t out_dtype;         /* NA_DT_INVALID: the input's (F32 for
+                                   * integer input with normalize) */
+    size_t max_locations;         /* dropped-sample indices kept */
+    size_t window_bytes;          /* bytes per read, >= 1 row */
+} na_clean_opts_t;
+
+void na_clean_opts_init(na_clean_opts_t *o);
+
+/* Parameters of one feature: everything a step uses. Saved by
+ * --save-params and given back by --apply-params. NaN = not defined. */
+typedef struct na_clean_feat {
+    int passthrough;      /* no finite value: every step leaves it alone */
+    double nf_fill;       /* step 1 replacement (zero: 0, mean: mean, value: X) */
+    double center, scale; /* step 2: mean/std (zscore) or median/MAD (mad) */
+    double meanad;        /* mad: mean |x - median|, the MAD == 0 fallback */
+    double lo_bound, hi_bound; /* step 2 clip bounds */
+    double fill2;         /* step 2 "mean" replacement: mean after step 1 */
+    double n_min, n_max, n_mean, n_std; /* step 3 inputs (after step 2) */
+} na_clean_feat_t;
+
+/* The plan and the change report of one tensor. */
+typedef struct na_clean_tensor {
+    uint64_t rows, width;  /* samples and elements per sample */
+    uint64_t nfeat;        /* statistics kept (width, or 1 with global) */
+    na_clean_feat_t *feat; /* nfeat entries */
+    uint8_t *row_state;    /* per row: 0 kept, 1 dropped in step 1, 2 in step 2 */
+    int fixed;             /* feat came from --apply-params: not estimated */
+    uint64_t dropped_nf, dropped_out;  /* rows dropped by step 1 / step 2 */
+    uint64_t replaced_nf;  /* non-finite values replaced (zero/mean/value) */
+    uint64_t replaced_out; /* outliers replaced by the mean */
+    uint64_t clipped, nanned, flagged;
+    uint64_t overflow;     /* finite results that do not fit out_dtype */
+    uint64_t passthrough, constant; /* features without finite values / constant at step 3 */
+    size_t n_drop_idx;
+    uint64_t *drop_idx;    /* first max_locations dropped rows, ascending */
+    na_stats_t before;     /* input, global */
+    na_stats_t after;      /* predicted output (decoded from what is written) */
+    unsigned passes;       /* reads of the data made by fit and emit */
+    na_dtype_t out_dtype;
+    uint64_t out_rows;     /* rows written */
+    uint64_t out_bytes;    /* bytes written by na_clean_emit */
+    int ndim;
+    uint64_t out_shape[NA_MAX_NDIM];
+} na_clean_tensor_t;
+
+/* Layout, dtype and memory for t under o: fills rows/width/nfeat,
+ * out_dtype, out_shape (rows not yet reduced) and allocates feat and
+ * row_state. NA_E_UNSUPPORTED for a dtype that clean cannot write back
+ * (F8_*, C64 parts, F80, sub-byte types), NA_E_NOMEM. */
+na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
+                             na_clean_tensor_t *ct, na_err_t *err);
+
+/* Read the tensor as many times as the passes above need, estimate every
+ * na_clean_feat_t (unless ct->fixed) and decide which rows go. After it,
+ * out_rows and out_shape are final and the counts of dropped rows known.
+ * Errors: those of the source; NA_E_NOMEM. */
+na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o,
+                         na_clean_tensor_t *ct, na_err_t *err);
+
+/* Sink for cleaned bytes, in order; returns NA_OK or an error (with err). */
+typedef na_status_t (*na_clean_sink_fn)(void *ud, const void *buf, size_t len, na_err_t *err);
+
+/* The write pass: transform every kept row, round to out_dtype (nearest
+ * even; integers saturate), hand the bytes (little-endian) to sink, and
+ * count replaced/clipped/overflow values and the predicted statistics of
+ * what was written (ct->after). */
+na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o,
+                          na_clean_tensor_t *ct, na_clean_sink_fn sink, void *ud,
+                          na_err_t *err);
+
+/* Round one double to dtype dt (little-endian) at p; returns 1 when a
+ * finite value overflowed (became +-Inf, or saturated for an integer
+ * type; NaN into an integer type gives 0 and counts too). Supported: F64
+ * F32 F16 BF16 and integers. Rounding: to nearest, ties to even, as
+ * numpy's astype and ml_dtypes do. */
+int na_clean_encode(na_dtype_t dt, double v, void *p);
+
+/* 1 when na_clean_encode supports dt. */
+int na_clean_dtype_ok(na_dtype_t dt);
+
+void na_clean_tensor_free(na_clean_tensor_t *ct); /* NULL ok; frees arrays */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NA_CLEAN_H */

@@ -1,0 +1,140 @@
+/*
+ * report_sarif.c - the report as SARIF 2.1.0 (OASIS Static Analysis
+ * Results Interchange Format, https://docs.oasis-open.org/sarif/sarif/v2.1.0/),
+ * the input of code-scanning UIs (GitHub code scanning, GitLab, VS Code).
+ *
+ * One run; tool.driver.rules lists the finding kinds (rule id = kind
+ * name, as --fail-on spells it) plus "unreadable" for inputs that could
+ * not be audited. Each finding is one result: level "error" when it fails
+ * the policy, "warning" otherwise; message.text is the finding's text;
+ * the location is the file (physicalLocation.artifactLocation.uri, the
+ * path as given, percent-encoded as a URI reference per RFC 3986) and the
+ * tensor (logicalLocations[0].fullyQualifiedName, kind "member");
+ * properties hold the tensor name and the count. invocations[0] carries
+ * the exit code and executionSuccessful (false for exit >= 2).
+ *
+ * Built with jansson like the JSON report, so every string is escaped
+ * for JSON; names that are not UTF-8 go through na_escape_text.
+ */
+#include "nanaudit.h"
+
+#include <jansson.h>
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* strlen, strchr */
+
+#define SARIF_SCHEMA "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+#define RULE_UNREADABLE NA_K_COUNT /* rule index of "unreadable" */
+
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    if (j)
+        return j;
+    char probe[1];
+    size_t need = na_escape_text(s, probe, sizeof probe) + 1;
+    char *buf = malloc(need);
+    if (!buf)
+        return NULL;
+    na_escape_text(s, buf, need);
+    j = json_string(buf);
+    free(buf);
+    return j;
+}
+
+/* RFC 3986 URI reference for a path: unreserved characters and '/' stay,
+ * every other byte is %HH (so spaces, '%', '#', '?' and non-ASCII bytes
+ * cannot change the meaning). */
+static json_t *juri(const char *path)
+{
+    static const char keep[] = "-._~/";
+    size_t n = strlen(path);
+    char *buf = malloc(3 * n + 1), *p = buf;
+    if (!buf)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)path[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            (c && strchr(keep, c)))
+            *p++ = (char)c;
+        else
+            p += sprintf(p, "%%%02X", c);
+    }
+    *p = '\0';
+    json_t *j = json_string(buf);
+    free(buf);
+    return j;
+}
+
+static json_t *text_obj(json_t *s) { return s ? json_pack("{s:o}", "text", s) : NULL; }
+
+static json_t *rules(void)
+{
+    json_t *a = json_array();
+    for (unsigned k = 0; a && k <= NA_K_COUNT; k++) {
+        const char *id = k < NA_K_COUNT ? na_kind_name((na_kind_t)k) : "unreadable";
+        char desc[96];
+        snprintf(desc, sizeof desc, k < NA_K_COUNT ? "nanaudit finding '%s'"
+                                                   : "input could not be audited (%s)", id);
+        if (json_array_append_new(a, json_pack("{s:s, s:o}", "id", id, "shortDescription",
+                                               text_obj(json_string(desc)))))
+            return json_decref(a), NULL;
+    }
+    return a;
+}
+
+static json_t *result(unsigned rule, int error, const char *path, const char *tensor,
+                      const char *message, uint64_t count)
+{
+    json_t *loc = json_pack("{s:{s:{s:o}}}", "physicalLocation", "artifactLocation", "uri",
+                            juri(path));
+    if (loc && tensor)
+        json_object_set_new(loc, "logicalLocations",
+                            json_pack("[{s:o, s:s}]", "fullyQualifiedName", jstr(tensor),
+                                      "kind", "member"));
+    const char *id = rule < NA_K_COUNT ? na_kind_name((na_kind_t)rule) : "unreadable";
+    return json_pack("{s:s, s:i, s:s, s:o, s:[o], s:{s:o, s:I}}", "ruleId", id, "ruleIndex",
+                     (int)rule, "level", error ? "error" : "warning", "message",
+                     text_obj(jstr(message)), "locations", loc, "properties", "tensor",
+                     tensor ? jstr(tensor) : json_null(), "count", (json_int_t)count);
+}
+
+static int add(json_t *a, json_t *v) { return !v || json_array_append_new(a, v); }
+
+na_status_t na_report_write_sarif(const na_report_t *r, FILE *out)
+{
+    json_t *res = json_array();
+    int oom = !res;
+    for (size_t i = 0; !oom && i < r->n_files; i++) {
+        const na_file_report_t *f = &r->files[i];
+        if (!f->ok)
+            oom |= add(res, result(RULE_UNREADABLE, 1, f->path, NULL,
+                                   f->error ? f->error : "error", 0));
+        for (size_t j = 0; !oom && j < f->n_tensors; j++) {
+            const na_tensor_report_t *e = &f->tensors[j];
+            if (e->status == NA_TS_ERROR)
+                oom |= add(res, result(RULE_UNREADABLE, 1, f->path, e->name,
+                                       e->reason ? e->reason : "error", 0));
+            for (size_t k = 0; !oom && k < e->n_findings; k++) {
+                const na_finding_t *fd = &e->findings[k];
+                oom |= add(res, result(fd->kind, fd->fails, f->path, e->name, fd->message,
+                                       fd->count));
+            }
+        }
+    }
+    json_t *log = oom ? NULL : json_pack(
+        "{s:s, s:s, s:[{s:{s:{s:s, s:s, s:o}}, s:o, s:[{s:b, s:i}]}]}",
+        "$schema", SARIF_SCHEMA, "version", "2.1.0", "runs", "tool", "driver", "name",
+        "nanaudit", "version", NA_VERSION, "rules", rules(), "results", res, "invocations",
+        "executionSuccessful",
+        r->summary.exit_code < 2, "exitCode", r->summary.exit_code);
+    if (!log) {
+        if (oom)
+            json_decref(res);
+        return NA_E_NOMEM;
+    }
+    int rc = json_dumpf(log, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(log);
+    if (rc == 0 && fputc('\n', out) == EOF)
+        rc = -1;
+    return rc || ferror(out) ? NA_E_WRITE : NA_OK;
+}

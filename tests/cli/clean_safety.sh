@@ -1,0 +1,60 @@
+#!/bin/bash
+# `nanaudit clean` never loses data (issue 4, "Safety"): the input is
+# untouched; a file-size limit (RLIMIT_FSIZE, ulimit -f) is a write error
+# (exit 4) that leaves neither the output nor the temporary file; SIGTERM
+# and SIGINT mid-write remove the temporary file and create no output;
+# SIGKILL can leave only the hidden temporary file, never the output.
+# The signals come from the NANAUDIT_TEST_SIGNAL hook (cli/clean.c),
+# raised right after the first data bytes reach the temporary file, so
+# the test is deterministic.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+mkdir out
+"$NA_PYTHON" - <<'PY' || fail "making inputs"
+import numpy as np
+from safetensors.numpy import save_file
+rng = np.random.default_rng(0)
+save_file({"a": rng.normal(size=(512, 256)).astype(np.float32),
+           "b": rng.normal(size=(256, 256))}, "in.safetensors", metadata={"m": "1"})
+rng.normal(size=(4096, 16)).tofile("in.f64")
+PY
+sum0="$(sha256sum in.safetensors in.f64)"
+N="$NANAUDIT"
+
+# a normal run: the output appears, no temporary file is left
+expect_exit 0 "$N" clean in.safetensors -o out/ok.safetensors --normalize zscore
+[ -f out/ok.safetensors ] || fail "no output"
+assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary files left"
+expect_stdout_contains "written: out/ok.safetensors (verified)"
+
+# disk full / file too large: 64 KiB limit, the output needs ~1 MiB
+LAST_RC=0
+(ulimit -f 64; exec "$N" clean in.safetensors -o out/big.safetensors --normalize minmax) \
+    >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
+assert_eq "$LAST_RC" "4" "exit code under RLIMIT_FSIZE"
+expect_stderr_contains "out/big.safetensors: write error: File too large; nothing written"
+[ ! -e out/big.safetensors ] || fail "partial output after a write error"
+assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after a write error"
+
+# SIGTERM / SIGINT mid-write: handler removes the temporary file
+for sig in TERM INT; do
+    LAST_RC=0
+    NANAUDIT_TEST_SIGNAL=$sig "$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/sig.f64 \
+        --normalize minmax >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
+    want=$([ $sig = TERM ] && echo 143 || echo 130)
+    assert_eq "$LAST_RC" "$want" "exit status after SIG$sig"
+    [ ! -e out/sig.f64 ] || fail "output exists after SIG$sig"
+    assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after SIG$sig"
+done
+
+# SIGKILL: only the hidden temporary file may remain, never the output
+LAST_RC=0
+NANAUDIT_TEST_SIGNAL=KILL "$N" clean in.safetensors -o out/kill.safetensors --normalize minmax \
+    >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
+assert_eq "$LAST_RC" "137" "exit status after SIGKILL"
+[ ! -e out/kill.safetensors ] || fail "output exists after SIGKILL"
+ls -A out | grep -qE '^\.nanaudit-tmp-......-kill\.safetensors$' || fail "no recognisable temp file: $(ls -A out)"
+
+# the inputs were never modified
+assert_eq "$(sha256sum in.safetensors in.f64)" "$sum0" "input checksums"
+pass

@@ -1,0 +1,55 @@
+#!/bin/bash
+# --baseline old.json (issue 5, part 5): a finding fails only when its
+# (file path as given, tensor, kind) is absent from the baseline or its
+# count grew; a bad baseline is exit 2 before any input is opened.
+. "$(dirname "$0")/helpers.sh"
+
+cd "$T" || fail "cd"
+make_st a.safetensors '{"tensors": [
+  {"name": "w", "dtype": "F32", "shape": [4], "values": [1, "nan", 2, 3]},
+  {"name": "v", "dtype": "F32", "shape": [2], "values": [1, "inf"]}]}'
+expect_exit 1 "$NANAUDIT" scan --report old.json a.safetensors
+
+# same findings: nothing new, exit 0; counts carried in "baseline"
+expect_exit 0 "$NANAUDIT" scan --baseline old.json --report same.json a.safetensors
+expect_json same.json '[(f["kind"], f["fails"], f["baseline"]) for t in j["files"][0]["tensors"] for f in t["findings"]]' '[["nan", false, 1], ["pos_inf", false, 1]]'
+expect_json same.json 'j["files"][0]["tensors"][0]["findings"][0]["message"]' '"1 NaN value (first at [1]) (baseline: 1)"'
+# a count that grew, and a new kind: those fail, the rest does not
+make_st a.safetensors '{"tensors": [
+  {"name": "w", "dtype": "F32", "shape": [4], "values": ["nan", "nan", 2, 3]},
+  {"name": "v", "dtype": "F32", "shape": [2], "values": ["-inf", "inf"]}]}'
+expect_exit 1 "$NANAUDIT" scan --baseline old.json --report grew.json a.safetensors
+expect_json grew.json '[(f["kind"], f["count"], f["fails"], f.get("baseline")) for t in j["files"][0]["tensors"] for f in t["findings"]]' '[["nan", 2, true, 1], ["pos_inf", 1, false, 1], ["neg_inf", 1, true, null]]'
+# fewer: passes
+make_st a.safetensors '{"tensors": [{"name": "w", "dtype": "F32", "shape": [4], "values": [1, 1, 2, 3]},
+  {"name": "v", "dtype": "F32", "shape": [2], "values": [1, "inf"]}]}'
+expect_exit 0 "$NANAUDIT" scan --baseline old.json a.safetensors
+# the key is the path as given: ./a.safetensors is another file
+expect_exit 1 "$NANAUDIT" scan --baseline old.json ./a.safetensors
+# another tensor name with the same finding is new
+make_st b.safetensors '{"tensors": [{"name": "w2", "dtype": "F32", "shape": [1], "values": ["nan"]}]}'
+cp b.safetensors a.safetensors
+expect_exit 1 "$NANAUDIT" scan --baseline old.json a.safetensors
+
+# bad baselines: exit 2, nothing opened
+badb() { # MESSAGE <<< content
+    cat >bad.json
+    expect_exit 2 "$NANAUDIT" scan --baseline bad.json does-not-exist.safetensors
+    expect_stderr_contains "nanaudit: --baseline: bad.json$1"
+    expect_stderr_lacks "does-not-exist"
+}
+printf '{"files": [\n  1,\n' | badb ":3: not valid JSON:"
+printf '{"a": 1, "a": 2}' | badb ":1: not valid JSON: duplicate object key"
+printf '[]' | badb ': not a nanaudit JSON report (needs "schema_version" and "files")'
+printf '{"schema_version": 2, "files": []}' | badb ": schema_version 2 is not 1"
+printf '{"schema_version": 1, "files": [{"tensors": []}]}' | badb ': files[0] lacks a "path" string or a "tensors" list'
+printf '{"schema_version": 1, "files": [{"path": "x", "tensors": [{}]}]}' | badb ': files[0].tensors[0] lacks a "name" string'
+printf '{"schema_version": 1, "files": [{"path": "x", "tensors": [{"name": "w", "findings": 3}]}]}' | badb ': files[0].tensors[0].findings is not a list'
+printf '{"schema_version": 1, "files": [{"path": "x", "tensors": [{"name": "w", "findings": [{"kind": "boom", "count": 1}]}]}]}' | badb ': files[0].tensors[0].findings[0] needs a known "kind" and a "count" >= 0'
+printf '{"schema_version": 1, "files": [{"path": "x", "tensors": [{"name": "w", "findings": [{"kind": "nan", "count": -1}]}]}]}' | badb ': files[0].tensors[0].findings[0] needs a known "kind" and a "count" >= 0'
+expect_exit 2 "$NANAUDIT" scan --baseline missing.json a.safetensors
+expect_stderr_contains "nanaudit: --baseline: cannot read 'missing.json': No such file or directory"
+# an empty report is a valid baseline: everything is new
+printf '{"schema_version": 1, "files": []}' >empty.json
+expect_exit 1 "$NANAUDIT" scan --baseline empty.json a.safetensors
+pass

@@ -1,0 +1,59 @@
+#!/bin/bash
+# CI-gate checks (issue 5, part 1-2): --range, --max-abs, --cast-check,
+# --max-*-fraction and the checkpoint name rules: every bad value is exit 2
+# with its one-line message, before any input is opened; the findings show
+# in the text and JSON reports with exact counts and their exit codes.
+# (Counts against numpy/ml_dtypes: tests/conformance/test_gate.py.)
+. "$(dirname "$0")/helpers.sh"
+
+F="$T/w.safetensors"
+make_st "$F" '{"tensors": [
+  {"name": "enc.weight", "dtype": "F32", "shape": [6], "values": [0, 1, 300, -2, 1e7, 65520]},
+  {"name": "bn.running_var", "dtype": "F32", "shape": [3], "values": [1, -0.5, 0]},
+  {"name": "bias", "dtype": "F32", "shape": [2], "values": [0, 0]}]}'
+
+# usage errors: exit 2, message names the flag and the value
+for args in "--range 5" "--range 5:1" "--range :" "--range a:b" "--range 1:2:3" "--range nan:1"; do
+    expect_exit 2 "$NANAUDIT" scan $args /nonexistent.safetensors
+    expect_stderr_contains "is not a range LO:HI of finite numbers with LO <= HI"
+    expect_stderr_lacks "nonexistent"
+done
+expect_exit 2 "$NANAUDIT" scan --max-abs -1 "$F"
+expect_stderr_contains "nanaudit: --max-abs: '-1' is not a finite number >= 0 (try 'nanaudit scan --help')"
+expect_exit 2 "$NANAUDIT" scan --max-abs inf "$F"
+expect_stderr_contains "--max-abs: 'inf' is not a finite number >= 0"
+expect_exit 2 "$NANAUDIT" scan --cast-check F32 "$F"
+expect_stderr_contains "--cast-check: 'F32' is not F16, BF16, F8_E4M3 or F8_E5M2"
+expect_exit 2 "$NANAUDIT" scan --cast-check f16 "$F"
+expect_stderr_contains "--cast-check: 'f16' is not F16, BF16, F8_E4M3 or F8_E5M2"
+for fl in --max-nan-fraction --max-inf-fraction --max-outlier-fraction; do
+    for v in -0.1 1.5 x ""; do
+        expect_exit 2 "$NANAUDIT" scan "$fl" "$v" "$F"
+        expect_stderr_contains "$fl: '$v' is not a fraction from 0 to 1"
+    done
+done
+
+# defaults: negative reported for running_var, zero_tensor for the zero
+# bias, nothing fails (no NaN/Inf)
+expect_exit 0 "$NANAUDIT" scan --format json --report "$T/r.json" "$F"
+expect_json "$T/r.json" '[f["kind"] for f in j["files"][0]["tensors"][1]["findings"]]' '["negative"]'
+expect_json "$T/r.json" 'j["files"][0]["tensors"][1]["findings"][0]["count"]' 1
+expect_json "$T/r.json" 'j["files"][0]["tensors"][1]["findings"][0]["fails"]' false
+expect_json "$T/r.json" '[f["kind"] for f in j["files"][0]["tensors"][2]["findings"]]' '["zero_tensor"]'
+expect_json "$T/r.json" '[f["kind"] for f in j["files"][0]["tensors"][0]["findings"]]' '[]'
+
+# every check at once, text report
+expect_exit 1 "$NANAUDIT" scan --range 0:255 --max-abs 1000 --cast-check F16 --zscore 0 \
+    --fail-on range "$F"
+expect_stdout_contains "4 values outside [0, 255] (min -2, max 10000000)"
+expect_stdout_contains "2 values with |x| > 1000 (max |x| 10000000)"
+expect_stdout_contains "2 finite values overflow F16 (|x| >= 65520 rounds to Inf)"
+expect_stdout_contains "1 negative value (min -0.5) in a tensor that must be >= 0"
+# open-sided range; the fail list decides the exit code only
+expect_exit 0 "$NANAUDIT" scan --range 0: --zscore 0 --format json --report "$T/o.json" "$F"
+expect_json "$T/o.json" '[f["count"] for f in j["files"][0]["tensors"][0]["findings"] if f["kind"] == "range"]' '[1]'
+expect_exit 1 "$NANAUDIT" scan --cast-check F8_E4M3 --fail-on cast-overflow --zscore 0 "$F"
+expect_stdout_contains "2 finite values overflow F8_E4M3 (|x| > 464 becomes NaN, no Inf in this type)"
+expect_exit 1 "$NANAUDIT" scan --fail-on negative "$F"
+expect_exit 1 "$NANAUDIT" scan --fail-on zero_tensor "$F"
+pass

@@ -1,0 +1,90 @@
+#!/bin/bash
+# --policy FILE (issue 5, part 3): YAML defaults and per-tensor rules by
+# glob; precedence policy defaults < flags < matching rules; every bad
+# policy is exit 2 with "FILE:LINE: problem", decided before any input is
+# opened (the inputs here do not exist).
+. "$(dirname "$0")/helpers.sh"
+
+F="$T/m.safetensors"
+make_st "$F" '{"tensors": [
+  {"name": "tok_embed.weight", "dtype": "F32", "shape": [4], "values": [1, -20, 30, 5]},
+  {"name": "layer.bias", "dtype": "F32", "shape": [3], "values": [1, "nan", 300]},
+  {"name": "bn.running_var", "dtype": "F32", "shape": [3], "values": [1, -0.5, 2]},
+  {"name": "head.weight", "dtype": "F32", "shape": [2], "values": [0.5, 2000]}]}'
+
+P="$T/p.yaml"
+cat >"$P" <<'YAML'
+# the team's gate
+version: 1
+defaults:
+  fail_on: [nan, inf]
+  max_abs: 1000
+rules:
+  - match: "*embed*"
+    max_abs: 10
+  - match: ["*.bias", "*.nothing"]
+    fail_on: none
+  - match: "*.running_var"
+    min: 0
+YAML
+expect_exit 1 "$NANAUDIT" scan --policy "$P" --zscore 0 --format json --report "$T/r.json" "$F"
+# embed: max_abs 10 from its rule, failing (a limit in a policy is a gate)
+expect_json "$T/r.json" '[(f["kind"], f["count"], f["fails"]) for f in j["files"][0]["tensors"][0]["findings"]]' '[["max_abs", 2, true]]'
+# bias: NaN reported but the rule's fail_on none lets it pass; max_abs 1000 from defaults is not hit
+expect_json "$T/r.json" '[(f["kind"], f["fails"]) for f in j["files"][0]["tensors"][1]["findings"]]' '[["nan", false]]'
+# running_var: min 0 -> range, and the name rule's negative (not failing: defaults' fail_on)
+expect_json "$T/r.json" '[(f["kind"], f["count"], f["fails"]) for f in j["files"][0]["tensors"][2]["findings"]]' '[["range", 1, true], ["negative", 1, false]]'
+# head: max_abs 1000 from the defaults; the defaults give fail_on, so only
+# nan,inf fail there: reported, not failing
+expect_json "$T/r.json" '[(f["kind"], f["count"], f["fails"]) for f in j["files"][0]["tensors"][3]["findings"]]' '[["max_abs", 1, false]]'
+# flags beat the defaults, rules beat flags
+expect_exit 1 "$NANAUDIT" scan --policy "$P" --fail-on max_abs --zscore 0 --format json --report "$T/r2.json" "$F"
+expect_json "$T/r2.json" '[f["fails"] for f in j["files"][0]["tensors"][3]["findings"]]' '[true]'
+expect_json "$T/r2.json" '[f["fails"] for f in j["files"][0]["tensors"][1]["findings"]]' '[false]'
+expect_exit 1 "$NANAUDIT" scan --policy "$P" --max-abs 100000 --zscore 0 --format json --report "$T/r3.json" "$F"
+expect_json "$T/r3.json" '[f["kind"] for f in j["files"][0]["tensors"][3]["findings"]]' '[]'
+expect_json "$T/r3.json" '[f["count"] for f in j["files"][0]["tensors"][0]["findings"]]' '[2]'
+
+# a policy without rules, tolerances
+cat >"$T/tol.yaml" <<'YAML'
+version: 1
+defaults:
+  max_nan_fraction: 0.5
+  range: [null, 100]
+YAML
+expect_exit 1 "$NANAUDIT" scan --policy "$T/tol.yaml" --zscore 0 --format json --report "$T/t.json" "$F"
+expect_json "$T/t.json" '[(f["kind"], f["fails"]) for f in j["files"][0]["tensors"][1]["findings"]]' '[["nan", false], ["range", true]]'
+
+# errors: exit 2, FILE:LINE, nothing opened
+bad() { # LINE MESSAGE <<< yaml
+    cat >"$T/bad.yaml"
+    expect_exit 2 "$NANAUDIT" scan --policy "$T/bad.yaml" "$T/does-not-exist.safetensors"
+    expect_stderr_contains "nanaudit: --policy: $T/bad.yaml:$1: $2"
+    expect_stderr_lacks "does-not-exist"
+}
+printf 'version: 1\ndefaults:\n  fail_on: [nan]\n  colour: red\n' | bad 4 "unknown key 'colour' in defaults (valid: fail_on, range,"
+printf 'version: 1\nrules:\n  - match: "*"\n    max-abs: 3\n' | bad 4 "unknown key 'max-abs' in a rule (valid: match, fail_on,"
+printf 'version: 1\nextra: 2\n' | bad 2 "unknown key 'extra' (valid: version, defaults, rules)"
+printf 'version: 2\n' | bad 1 "version: only version 1 is known"
+printf 'defaults:\n  max_abs: 1\n' | bad 1 "missing 'version: 1'"
+printf 'version: 1\ndefaults:\n  max_abs: big\n' | bad 3 "max_abs: 'big' is not a finite number"
+printf 'version: 1\ndefaults:\n  max_abs: -1\n' | bad 3 "max_abs: -1 is below 0"
+printf 'version: 1\ndefaults:\n  max_abs: "5"\n' | bad 3 "max_abs: expected a number"
+printf 'version: 1\ndefaults:\n  max_nan_fraction: 2\n' | bad 3 "max_nan_fraction: 2 is not a fraction from 0 to 1"
+printf 'version: 1\ndefaults:\n  fail_on: [nan, boom]\n' | bad 3 "fail_on: unknown kind 'boom'"
+printf 'version: 1\ndefaults:\n  range: [5, 1]\n' | bad 3 "range: LO 5 is above HI 1"
+printf 'version: 1\ndefaults:\n  range: 5\n' | bad 3 "range: expected [LO, HI]"
+printf 'version: 1\ndefaults:\n  nonnegative: yes\n' | bad 3 "nonnegative: expected true or false"
+printf 'version: 1\ndefaults:\n  cast_check: F32\n' | bad 3 "cast_check: expected F16, BF16, F8_E4M3 or F8_E5M2"
+printf 'version: 1\ndefaults:\n  max_abs: 1\n  max_abs: 2\n' | bad 4 "duplicate key 'max_abs' in defaults"
+printf 'version: 1\nrules:\n  - max_abs: 2\n' | bad 3 "rule 1 has no match: GLOB"
+printf 'version: 1\nrules:\n  match: "*"\n' | bad 3 "rules: expected a list of rules"
+printf 'version: 1\ndefaults: [1, 2]\n' | bad 2 "defaults: expected a mapping of keys"
+printf 'version: 1\ndefaults:\n  max_abs: [1\n' | bad 4 "YAML error:"
+printf '' | bad 1 "empty policy (needs version: 1)"
+expect_exit 2 "$NANAUDIT" scan --policy "$T/missing.yaml" "$F"
+expect_stderr_contains "nanaudit: --policy: cannot read '$T/missing.yaml': No such file or directory"
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$T/huge.yaml"
+expect_exit 2 "$NANAUDIT" scan --policy "$T/huge.yaml" "$F"
+expect_stderr_contains "cannot read '$T/huge.yaml': larger than 1 MiB"
+pass

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Report outputs of the CI gate (issue 5, part 4): error paths and the
+# formats' basic shape. (Parsed with real parsers, hostile names and the
+# SARIF schema: tests/conformance/test_reports.py.)
+. "$(dirname "$0")/helpers.sh"
+
+F="$T/w.safetensors"
+make_st "$F" '{"tensors": [{"name": "w", "dtype": "F32", "shape": [2], "values": [1, "nan"]}]}'
+
+expect_exit 2 "$NANAUDIT" scan --report-format xml "$F"
+expect_stderr_contains "nanaudit: --report-format: 'xml' is not json, junit, markdown or sarif (try 'nanaudit scan --help')"
+expect_exit 2 "$NANAUDIT" scan --report "" "$F"
+expect_stderr_contains "--report: '' is not a file name"
+expect_exit 2 "$NANAUDIT" clean --format github "$F" -o "$T/c.safetensors"
+expect_stderr_contains "--format: 'github' is not text or json"
+
+# a report that cannot be written is exit 4; the others are still written
+expect_exit 4 "$NANAUDIT" scan --report "$T/nodir/r.xml" --report "$T/ok.xml" "$F"
+expect_stderr_contains "nanaudit: $T/nodir/r.xml: cannot write report: No such file or directory"
+[ -s "$T/ok.xml" ] || fail "the writable report was not written"
+if [ -w /dev/full ]; then
+    expect_exit 4 "$NANAUDIT" scan --report /dev/full --report-format sarif "$F"
+    expect_stderr_contains "nanaudit: /dev/full: cannot write report:"
+fi
+
+# formats by extension (case-insensitive), several at once; exit code in each
+expect_exit 1 "$NANAUDIT" scan --report "$T/a.JSON" --report "$T/a.xml" --report "$T/a.md" \
+    --report "$T/a.sarif" --report "$T/a.txt" "$F"
+expect_json "$T/a.JSON" 'j["summary"]["exit_code"]' 1
+expect_json "$T/a.sarif" 'j["version"]' '"2.1.0"'
+expect_json "$T/a.sarif" '[r["ruleId"] for r in j["runs"][0]["results"]]' '["nan"]'
+expect_json "$T/a.txt" 'j["schema_version"]' 1
+head -c 5 "$T/a.xml" | grep -q '<?xml' || fail "a.xml is not XML"
+grep -q '<failure type="nan" message="1 NaN value (first at \[1\])">' "$T/a.xml" || fail "no failure in a.xml"
+head -1 "$T/a.md" | grep -qF '## nanaudit: FAILED (exit 1)' || fail "a.md heading"
+
+# --format github: annotations only on stdout
+expect_exit 1 "$NANAUDIT" scan --format github "$F"
+assert_eq "$(cat "$T/stdout")" "::error file=$F,title=nanaudit nan%3A w::1 NaN value (first at [1])
+::notice title=nanaudit::1 files, 1 tensors: 1 NaN, 0 Inf, 0 outliers, 0 errors; exit 1" "github output"
+pass

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# hdf5_errors.sh - HDF5 error paths (issue 3): each with its one-line
+# message and exit code, and the run going on after them.
+#  - a crash, an abort and a hang of the libhdf5 reader process (injected
+#    with NANAUDIT_HDF5_FAULT, see formats/hdf5_child.c) cost that file
+#    only: exit 3, "libhdf5 crashed reading this file: SIGSEGV";
+#  - a missing filter names the filter (HDF5_PLUGIN_PATH points at an
+#    empty folder, so an installed zstd plugin does not hide the case);
+#  - malformed files and CVE reproducers: exit 3, no crash, no hang;
+#  - netCDF-3 classic is recognised and refused;
+#  - bad --missing / --hdf5-timeout values are usage errors (exit 2).
+. "$(dirname "$0")/helpers.sh"
+R="$NA_TEST_DATA/real"
+H="$R/hdf5"
+OK_FILE="$H/hdfgroup-tall.h5"
+
+rc=0
+"$NANAUDIT" scan "$OK_FILE" >/dev/null 2>&1 </dev/null || rc=$?
+if [ "$rc" = 3 ]; then
+    echo "SKIP $NA_TEST_NAME: this nanaudit was built without HDF5"
+    exit 0
+fi
+
+export HDF5_PLUGIN_PATH="$T/no-plugins"
+mkdir -p "$HDF5_PLUGIN_PATH"
+
+# crash at open, then the next file is still audited
+NANAUDIT_HDF5_FAULT=segv expect_exit 3 "$NANAUDIT" scan "$OK_FILE" "$R/safetensors/burn-multi_layer.safetensors"
+expect_stderr_contains "hdfgroup-tall.h5: libhdf5 crashed reading this file: SIGSEGV"
+expect_stdout_contains "burn-multi_layer.safetensors (safetensors)"
+NANAUDIT_HDF5_FAULT=abort expect_exit 3 "$NANAUDIT" scan "$OK_FILE"
+expect_stderr_contains "libhdf5 crashed reading this file: SIGABRT"
+# crash while reading (chunked) data: that tensor and the ones after it
+# are errors (contiguous datasets are mapped by nanaudit itself)
+CHUNKED="$H/hdfgroup-tdset_idx.h5"
+NANAUDIT_HDF5_FAULT=segv@read expect_exit 3 "$NANAUDIT" scan --format json "$CHUNKED"
+expect_stderr_contains "/dset_btree: libhdf5 crashed reading this file: SIGSEGV"
+cp "$T/stdout" "$T/crash.json"
+expect_json "$T/crash.json" '[t["status"] for t in j["files"][0]["tensors"]]' \
+    '["error", "error", "error"]'
+expect_json "$T/crash.json" 'j["summary"]["exit_code"]' '3'
+# a hang: stopped after --hdf5-timeout, in about that time
+start=$(date +%s)
+NANAUDIT_HDF5_FAULT=hang expect_exit 3 "$NANAUDIT" scan --hdf5-timeout 1 "$OK_FILE"
+expect_stderr_contains "libhdf5 did not answer within 1 s (--hdf5-timeout): reader stopped"
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "--hdf5-timeout 1 took too long"
+NANAUDIT_HDF5_FAULT=hang@read expect_exit 3 "$NANAUDIT" scan --hdf5-timeout 0.5 "$CHUNKED"
+expect_stderr_contains "/dset_btree: libhdf5 did not answer within 0.5 s (--hdf5-timeout): reader stopped"
+
+# a filter libhdf5 does not have: named, exit 3, other datasets audited
+expect_exit 3 "$NANAUDIT" scan "$H/hdfgroup-h5ex_d_zstd.h5"
+expect_stderr_contains "/DS1: HDF5 filter 32015 (zstd) is not available in this libhdf5 (plugins are searched in HDF5_PLUGIN_PATH)"
+expect_exit 3 "$NANAUDIT" scan --format json "$H/hdfgroup-tfilters.h5"
+cp "$T/stdout" "$T/filters.json"
+expect_json "$T/filters.json" \
+    'sorted(t["name"] for t in j["files"][0]["tensors"] if t["status"] == "error")' \
+    '["/external", "/myfilter"]'
+expect_json "$T/filters.json" 'len([t for t in j["files"][0]["tensors"] if t["status"] == "ok"])' '13'
+expect_stderr_contains "/myfilter: HDF5 filter 405 (myfilter) is not available"
+expect_stderr_contains "/external: reading elements 0..99 failed: unable to open external raw data file"
+
+# unsupported float layout: fail closed
+expect_exit 3 "$NANAUDIT" scan "$H/hdfgroup-t128bit_float.h5"
+expect_stderr_contains "/DS1: unsupported float type: 16 bytes, sign bit 127, 11 exponent bits (bias 1023), 116 mantissa bits: not exactly convertible to F64"
+
+# files libhdf5 refuses: one line naming the cause
+expect_exit 3 "$NANAUDIT" scan "$H/jhdf-test_byteshuffle_compressed_datasets_latest.hdf5"
+expect_stderr_contains "libhdf5 cannot open the file: file is already open for write"
+expect_exit 3 "$NANAUDIT" scan "$H/malformed/scigolib-test_v1.12_simple.h5"
+expect_stderr_contains "libhdf5 cannot open the file: bad superblock version number"
+expect_exit 3 "$NANAUDIT" scan "$H/malformed/hdfgroup-cve_2020_10810.h5"
+expect_stderr_contains "libhdf5 cannot open the file: ran off end of input buffer while decoding"
+expect_exit 3 "$NANAUDIT" scan "$H/malformed/hdfgroup-tCVE_2018_11206_fill_new.h5"
+expect_stderr_contains "/dset1: cannot open the dataset: fill size exceeds buffer size"
+# every malformed file: exit 3 or 0, one run, no crash of nanaudit, no hang
+for f in "$H"/malformed/* "$R"/netcdf/malformed/*; do
+    rc=0
+    timeout 60 "$NANAUDIT" scan --hdf5-timeout 20 "$f" >"$T/stdout" 2>"$T/stderr" </dev/null || rc=$?
+    case "$rc" in 0|3) ;; *) fail "$f: exit $rc" ;; esac
+    grep -q "AddressSanitizer\|runtime error" "$T/stderr" && fail "$f: sanitizer report"
+done
+
+# netCDF-3 classic
+expect_exit 3 "$NANAUDIT" scan "$R/netcdf/ncc-ref_nctest_classic-netcdf3.nc"
+expect_stderr_contains "netCDF-3 classic, not supported"
+
+# usage errors, before any input is opened
+expect_exit 2 "$NANAUDIT" scan --missing maybe "$OK_FILE"
+expect_stderr_contains "--missing: 'maybe' is not auto or none"
+expect_exit 2 "$NANAUDIT" scan --hdf5-timeout -1 "$OK_FILE"
+expect_stderr_contains "--hdf5-timeout: '-1' is not a number of seconds from 0 to 86400"
+expect_exit 0 "$NANAUDIT" scan --hdf5-timeout 0 --missing none "$OK_FILE"
+
+# info: the tree with layout, chunks, filters, fill values; notes for links
+expect_exit 0 "$NANAUDIT" info "$OK_FILE" "$H/hdfgroup-tbigdims.h5"
+expect_stdout_contains "note: /g1/g1.2/extlink: external link to somefile:somepath, not followed"
+expect_stdout_contains "note: /g1/g1.2/g1.2.1/slink: dangling soft link to somevalue"
+expect_stdout_contains "/dset4gb  I8     [4294967306]  4294967306"
+expect_stdout_contains "chunked [1024] 2/4194305 chunks allocated fill=0"
+expect_exit 0 "$NANAUDIT" info "$H/hdfgroup-tfilters.h5"
+expect_stdout_contains "/myfilter          I32    [20,10]  0  (not auditable)"
+expect_stdout_contains "chunked [10,5] 4/4 chunks allocated filters=shuffle(2),szip(4),deflate(1),fletcher32(3),nbit(5) fill=0(default)"
+pass

@@ -1,0 +1,246 @@
+/*
+ * test_clean.c - unit tests of the clean engine (lib/clean.h): rounding
+ * back to F16/BF16/F32/integers (round to nearest even, overflow counts;
+ * reference values from numpy/ml_dtypes astype), exact medians by radix
+ * selection (odd and even counts, repeated values, negative zero, one
+ * feature and many), the MAD == 0 MeanAD fallback, per-feature
+ * passthrough of an all-NaN feature, and the write pass's predicted
+ * statistics.
+ */
+#include <setjmp.h> /* cmocka needs these four first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clean.h"
+
+typedef struct mem {
+    const uint8_t *p;
+    size_t n;
+} mem_t;
+
+static na_status_t mread(void *ctx, uint64_t off, size_t len, const uint8_t **ptr, na_err_t *err)
+{
+    mem_t *m = ctx;
+    if (off + len > m->n)
+        return na_err_set(err, NA_E_IO, "past end");
+    *ptr = m->p + off;
+    return NA_OK;
+}
+
+static na_tensor_t f64_tensor(mem_t *m, const double *v, uint64_t rows, uint64_t cols)
+{
+    na_tensor_t t;
+    memset(&t, 0, sizeof t);
+    m->p = (const uint8_t *)v;
+    m->n = rows * cols * 8;
+    t.name = "t";
+    t.dtype = t.stored = NA_DT_F64;
+    t.ndim = cols > 1 ? 2 : 1;
+    t.shape[0] = rows;
+    t.shape[1] = cols;
+    t.elements = rows * cols;
+    t.elem_stride = 8;
+    t.src.read = mread;
+    t.src.ctx = m;
+    return t;
+}
+
+static uint16_t enc16(na_dtype_t dt, double v, int *over)
+{
+    uint8_t b[2];
+    *over = na_clean_encode(dt, v, b);
+    return (uint16_t)(b[0] | b[1] << 8);
+}
+
+static void test_encode_f16(void **state)
+{
+    int over;
+    assert_int_equal(enc16(NA_DT_F16, 1.0, &over), 0x3C00);
+    assert_int_equal(enc16(NA_DT_F16, 65504.0, &over), 0x7BFF);
+    assert_int_equal(over, 0);
+    /* 65519.99 rounds down to 65504; 65520 is the tie that rounds to Inf */
+    assert_int_equal(enc16(NA_DT_F16, 65519.99, &over), 0x7BFF);
+    assert_int_equal(enc16(NA_DT_F16, 65520.0, &over), 0x7C00);
+    assert_int_equal(over, 1);
+    /* ties to even: 1 + 2^-11 -> 1.0, 1 + 3*2^-11 -> 1 + 2^-9 */
+    assert_int_equal(enc16(NA_DT_F16, 1.0 + ldexp(1, -11), &over), 0x3C00);
+    assert_int_equal(enc16(NA_DT_F16, 1.0 + 3 * ldexp(1, -11), &over), 0x3C02);
+    /* subnormals: 2^-24 is 0x0001; 2^-25 is a tie to 0; 1.5*2^-24 -> 2 */
+    assert_int_equal(enc16(NA_DT_F16, ldexp(1, -24), &over), 0x0001);
+    assert_int_equal(enc16(NA_DT_F16, ldexp(1, -25), &over), 0x0000);
+    assert_int_equal(enc16(NA_DT_F16, 1.5 * ldexp(1, -24), &over), 0x0002);
+    assert_int_equal(enc16(NA_DT_F16, -2.0, &over), 0xC000);
+    assert_int_equal(enc16(NA_DT_F16, NAN, &over) & 0x7C00, 0x7C00);
+    assert_int_equal(over, 0);
+    assert_int_equal(enc16(NA_DT_F16, -INFINITY, &over), 0xFC00);
+    assert_int_equal(over, 0);
+}
+
+static void test_encode_bf16(void **state)
+{
+    int over;
+    assert_int_equal(enc16(NA_DT_BF16, 1.0, &over), 0x3F80);
+    /* once-rounded from double: 1 + 2^-8 + 2^-30 is above the tie -> up;
+     * through float it would also be; 1 + 2^-8 exactly is a tie -> even */
+    assert_int_equal(enc16(NA_DT_BF16, 1.0 + ldexp(1, -8), &over), 0x3F80);
+    assert_int_equal(enc16(NA_DT_BF16, 1.0 + ldexp(1, -8) + ldexp(1, -40), &over), 0x3F81);
+    assert_int_equal(enc16(NA_DT_BF16, 3.4e38, &over), 0x7F80);
+    assert_int_equal(over, 1);
+    assert_int_equal(enc16(NA_DT_BF16, 3.3895313892515355e38, &over), 0x7F7F);
+    assert_int_equal(over, 0);
+}
+
+static void test_encode_int_f32(void **state)
+{
+    uint8_t b[8];
+    assert_int_equal(na_clean_encode(NA_DT_U8, 300.0, b), 1);
+    assert_int_equal(b[0], 255);
+    assert_int_equal(na_clean_encode(NA_DT_I8, 2.5, b), 0);
+    assert_int_equal((int8_t)b[0], 2); /* half to even */
+    assert_int_equal(na_clean_encode(NA_DT_I8, -3.5, b), 0);
+    assert_int_equal((int8_t)b[0], -4);
+    assert_int_equal(na_clean_encode(NA_DT_I16, NAN, b), 1);
+    assert_int_equal(b[0] | b[1], 0);
+    assert_int_equal(na_clean_encode(NA_DT_I64, 1e19, b), 1);
+    int64_t v;
+    memcpy(&v, b, 8);
+    assert_true(v == INT64_MAX);
+    assert_int_equal(na_clean_encode(NA_DT_F32, 1e39, b), 1);
+    float f;
+    memcpy(&f, b, 4);
+    assert_true(isinf(f));
+    assert_int_equal(na_clean_encode(NA_DT_F32, INFINITY, b), 0);
+}
+
+/* Fit with --mad K on one feature; returns median and MAD. */
+static void mad_of(const double *v, uint64_t n, double *med, double *mad, double *meanad)
+{
+    mem_t m;
+    na_tensor_t t = f64_tensor(&m, v, n, 1);
+    na_clean_opts_t o;
+    na_clean_opts_init(&o);
+    o.samples = 1;
+    o.method = NA_OM_MAD;
+    o.k = 3.5;
+    o.action = NA_OA_CLIP;
+    na_clean_tensor_t ct;
+    na_err_t err;
+    assert_int_equal(na_clean_prepare(&t, &o, &ct, &err), NA_OK);
+    assert_int_equal(na_clean_fit(&t, &o, &ct, &err), NA_OK);
+    *med = ct.feat[0].center;
+    *mad = ct.feat[0].scale;
+    *meanad = ct.feat[0].meanad;
+    na_clean_tensor_free(&ct);
+}
+
+static void test_median_exact(void **state)
+{
+    double med, mad, meanad;
+    const double odd[] = {5, -1, 3, 3, 100, -7, 2};
+    mad_of(odd, 7, &med, &mad, &meanad); /* sorted -7 -1 2 3 3 5 100 */
+    assert_true(med == 3.0);
+    assert_true(mad == 2.0); /* |x-3|: 10 4 1 0 0 2 97 -> 0 0 1 2 4 10 97 */
+    const double even[] = {4, 1, 3, 2};
+    mad_of(even, 4, &med, &mad, &meanad);
+    assert_true(med == 2.5);
+    assert_true(mad == 1.0); /* 1.5 .5 .5 1.5 -> (0.5 + 1.5) / 2 */
+    const double rep[] = {2, 2, 2, 9};
+    mad_of(rep, 4, &med, &mad, &meanad);
+    assert_true(med == 2.0); /* the two middle values repeat */
+    assert_true(mad == 0.0);
+    assert_true(meanad == 7.0 / 4); /* MeanAD fallback: (0+0+0+7)/4 */
+    const double zeros[] = {-0.0, 0.0, -1e-300, 1e-300};
+    mad_of(zeros, 4, &med, &mad, &meanad);
+    assert_true(med == 0.0);
+    const double tiny[] = {1.0000000000000002, 1.0};
+    mad_of(tiny, 2, &med, &mad, &meanad);
+    assert_true(med == (1.0000000000000002 + 1.0) / 2);
+}
+
+/* Many features: the 8-bit digit path (more than 128 features). */
+static void test_median_many_features(void **state)
+{
+    enum { R = 9, C = 200 };
+    static double v[R * C];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++)
+            v[r * C + c] = (double)((r * 7 + c) % R) * (c + 1) - c; /* a permutation of 0..8 scaled */
+    mem_t m;
+    na_tensor_t t = f64_tensor(&m, v, R, C);
+    na_clean_opts_t o;
+    na_clean_opts_init(&o);
+    o.samples = 1;
+    o.method = NA_OM_MAD;
+    o.k = 3.5;
+    o.action = NA_OA_CLIP;
+    na_clean_tensor_t ct;
+    na_err_t err;
+    assert_int_equal(na_clean_prepare(&t, &o, &ct, &err), NA_OK);
+    assert_int_equal(na_clean_fit(&t, &o, &ct, &err), NA_OK);
+    for (int c = 0; c < C; c++) {
+        /* median of {k*(c+1) - c, k = 0..8} is 4*(c+1) - c; MAD (c+1)*2 */
+        assert_true(ct.feat[c].center == 4.0 * (c + 1) - c);
+        assert_true(ct.feat[c].scale == 2.0 * (c + 1));
+    }
+    na_clean_tensor_free(&ct);
+}
+
+static na_status_t collect(void *ud, const void *buf, size_t len, na_err_t *err)
+{
+    mem_t *m = ud;
+    memcpy((uint8_t *)m->p + m->n, buf, len);
+    m->n += len;
+    return NA_OK;
+}
+
+/* An all-NaN feature passes through and causes no drops; the other is
+ * cleaned; the predicted statistics are those of what was written. */
+static void test_passthrough_feature(void **state)
+{
+    double v[] = {1, NAN, 2, NAN, INFINITY, NAN, 4, NAN, 5, NAN};
+    mem_t m;
+    na_tensor_t t = f64_tensor(&m, v, 5, 2);
+    na_clean_opts_t o;
+    na_clean_opts_init(&o);
+    o.samples = 1;
+    o.nonfinite = NA_NF_DROP;
+    o.normalize = NA_NORM_MINMAX;
+    na_clean_tensor_t ct;
+    na_err_t err;
+    assert_int_equal(na_clean_prepare(&t, &o, &ct, &err), NA_OK);
+    assert_int_equal(na_clean_fit(&t, &o, &ct, &err), NA_OK);
+    assert_int_equal(ct.passthrough, 1);
+    assert_int_equal(ct.dropped_nf, 1);
+    assert_int_equal(ct.n_drop_idx, 1);
+    assert_int_equal(ct.drop_idx[0], 2);
+    assert_int_equal(ct.out_shape[0], 4);
+    double out[8];
+    mem_t sink = {(const uint8_t *)out, 0};
+    assert_int_equal(na_clean_emit(&t, &o, &ct, collect, &sink, &err), NA_OK);
+    assert_int_equal(sink.n, 64);
+    assert_true(out[0] == 0.0 && out[2] == 0.25 && out[4] == 0.75 && out[6] == 1.0);
+    assert_true(isnan(out[1]) && isnan(out[7]));
+    assert_int_equal(ct.after.finite, 4);
+    assert_int_equal(ct.after.nan, 4);
+    assert_true(ct.after.min == 0.0 && ct.after.max == 1.0);
+    na_clean_tensor_free(&ct);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encode_f16),
+        cmocka_unit_test(test_encode_bf16),
+        cmocka_unit_test(test_encode_int_f32),
+        cmocka_unit_test(test_median_exact),
+        cmocka_unit_test(test_median_many_features),
+        cmocka_unit_test(test_passthrough_feature),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

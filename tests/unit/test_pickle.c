@@ -1,0 +1,177 @@
+/*
+ * test_pickle.c - the restricted pickle reader (formats/pickle.c) on
+ * hand-assembled pickles: what a torch state dict pickles to becomes a
+ * tensor description; every refused global is named; hostile structures
+ * (cycles, exponential sharing, huge memo indices, truncation, stack
+ * abuse) give their one-line errors. Opcodes: CPython Lib/pickletools.py.
+ */
+#include <setjmp.h> /* cmocka */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "npt.h"
+
+#define PK(s) ((const uint8_t *)(s)), (sizeof(s) - 1)
+#define PKS(s) (s), (sizeof(s) - 1) /* for the tables of (text, length) */
+
+static na_status_t load(const uint8_t *b, size_t n, na_pk_result_t *r, na_err_t *e)
+{
+    memset(e, 0, sizeof *e);
+    return na_pickle_load(b, n, r, e);
+}
+
+/* {'w': _rebuild_tensor_v2(persid('storage', FloatStorage, '0', 'cpu', 12),
+ *  2, (2, 3), (1, 2), False, OrderedDict()), 'epoch': 5} at protocol 2 */
+static const char state_dict[] =
+    "\x80\x02}q\x00(X\x01\x00\x00\x00wq\x01"
+    "ctorch._utils\n_rebuild_tensor_v2\nq\x02"
+    "((X\x07\x00\x00\x00storageq\x03" "ctorch\nFloatStorage\nq\x04X\x01\x00\x00\x00" "0"
+    "X\x03\x00\x00\x00" "cpuK\x0ctq\x05QK\x02K\x02K\x03\x86K\x01K\x02\x86\x89"
+    "ccollections\nOrderedDict\n)RtRq\x06"
+    "X\x05\x00\x00\x00" "epochK\x05u.";
+
+static void tensor_description(void **state)
+{
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(PK(state_dict), &r, &e), NA_OK);
+    assert_int_equal(r.n_tensors, 1);
+    const na_pk_tensor_t *t = &r.tensors[0];
+    assert_string_equal(t->name, "w");
+    assert_string_equal(t->storage_key, "0");
+    assert_int_equal(t->dtype, NA_DT_F32);
+    assert_string_equal(t->dtype_name, "FloatStorage");
+    assert_int_equal(t->storage_numel, 12);
+    assert_int_equal(t->offset, 2);
+    assert_int_equal(t->ndim, 2);
+    assert_int_equal(t->shape[0], 2);
+    assert_int_equal(t->shape[1], 3);
+    assert_int_equal(t->stride[0], 1);
+    assert_int_equal(t->stride[1], 2);
+    assert_int_equal(r.n_meta, 1);
+    assert_string_equal(r.meta[0], "epoch");
+    assert_string_equal(r.meta[1], "5");
+    assert_int_equal(r.consumed, sizeof state_dict - 1);
+    na_pickle_result_free(&r);
+}
+
+static void refused_globals(void **state)
+{
+    static const struct {
+        const char *pk;
+        size_t n;
+        const char *msg;
+    } c[] = {
+        {PKS("\x80\x02" "cposix\nsystem\nX\x02\x00\x00\x00id\x85R."),
+         "references posix.system: not a plain tensor checkpoint; nothing was executed"},
+        {PKS("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93."),
+         "references builtins.eval: not a plain tensor checkpoint; nothing was executed"},
+        {PKS("cos\nsystem\n."),
+         "references os.system: not a plain tensor checkpoint; nothing was executed"},
+        {PKS("(isubprocess\nPopen\n."),
+         "references subprocess.Popen: not a plain tensor checkpoint; nothing was executed"},
+        {PKS("\x80\x02" "ctorch._utils\n_rebuild_qtensor\n."),
+         "references torch._utils._rebuild_qtensor: not a plain tensor checkpoint; nothing "
+         "was executed"},
+        /* an accepted global that is not callable: refused, not run */
+        {PKS("\x80\x02" "ctorch\nFloatStorage\n)R."),
+         "pickle: torch.FloatStorage cannot be called (opcode at byte 23)"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        na_pk_result_t r;
+        na_err_t e;
+        assert_int_equal(load((const uint8_t *)c[i].pk, c[i].n, &r, &e), NA_E_FORMAT);
+        assert_string_equal(e.msg, c[i].msg);
+    }
+}
+
+static void hostile_structures(void **state)
+{
+    static const struct {
+        const char *pk;
+        size_t n;
+        const char *msg;
+    } c[] = {
+        /* a dict that contains itself: flattening stops at the depth cap */
+        {PKS("\x80\x02}q\x00X\x01\x00\x00\x00kh\x00s."),
+         "pickle: objects nested more than 200 deep (or a cycle) at "},
+        {PKS("\x80\x02]r\xff\xff\xff\x7f."), "pickle: memo index too large (opcode at byte 3)"},
+        {PKS("\x80\x02h\x05."), "pickle: memo get of an unset index (opcode at byte 2)"},
+        {PKS("\x80\x02}q\x00"), "pickle: truncated (no STOP opcode in 5 bytes)"},
+        {PKS("\x80\x02X\xff\xff\x00\x00" "ab."),
+         "pickle: truncated (a string runs past the end) (opcode at byte 2)"},
+        {PKS("\x80\x02" "0."), "pickle: POP of an empty stack (opcode at byte 2)"},
+        {PKS("\x80\x02K\x01K\x02."), "pickle: 2 objects left on the stack at STOP (expected 1)"},
+        {PKS("\x80\x02K\x01s."), "pickle: SETITEM(S) without a dict below (opcode at byte 4)"},
+        {PKS("\x80\x09N."), "pickle: unsupported pickle protocol (opcode at byte 0)"},
+        {PKS("\x80\x02\x97."), "pickle: unsupported opcode 0x97 (opcode at byte 2)"},
+        {PKS("\x80\x02(X\x07\x00\x00\x00storageK\x01K\x02K\x03K\x04tQ."),
+         "pickle: persistent id with a bad storage type, key or size (opcode at byte 24)"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        na_pk_result_t r;
+        na_err_t e;
+        assert_int_equal(load((const uint8_t *)c[i].pk, c[i].n, &r, &e), NA_E_FORMAT);
+        assert_memory_equal(e.msg, c[i].msg, strlen(c[i].msg));
+    }
+}
+
+/* d0 = {}; d(k+1) = {'a': dk, 'b': dk}: 2^40 leaves from 40 levels of
+ * sharing through the memo; refused at the leaf cap, quickly. */
+static void exponential_sharing(void **state)
+{
+    uint8_t b[1024];
+    size_t n = 0;
+    memcpy(b + n, "\x80\x02}q\x00" "0", 6); /* d0, memoized, popped */
+    n += 6;
+    for (int k = 0; k < 40; k++) {
+        /* }  (  'a'  h<k>  'b'  h<k>  u  q<k+1>  POP */
+        const uint8_t step[] = {'}', '(', 0x8c, 1, 'a', 'h', (uint8_t)k, 0x8c, 1, 'b',
+                                'h', (uint8_t)k, 'u', 'q', (uint8_t)(k + 1), '0'};
+        memcpy(b + n, step, sizeof step);
+        n += sizeof step;
+    }
+    b[n++] = 'h';
+    b[n++] = 40; /* the last dict is the root */
+    b[n++] = '.';
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(b, n, &r, &e), NA_E_FORMAT);
+    assert_string_equal(e.msg, "pickle: more than 1000000 entries (shared sub-objects "
+                               "repeated too often)");
+}
+
+/* The legacy format's first pickle: the magic number as a 10-byte LONG1. */
+static void magic_number(void **state)
+{
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(PK("\x80\x02\x8a\x0al\xfc\x9c" "F\xf9 j\xa8P\x19."), &r, &e), NA_OK);
+    assert_true(r.is_int);
+    assert_string_equal(r.int_text, "0x1950a86a20f9469cfc6c");
+    na_pickle_result_free(&r);
+    assert_int_equal(load(PK("\x80\x02M\xe9\x03."), &r, &e), NA_OK);
+    assert_string_equal(r.int_text, "1001");
+    na_pickle_result_free(&r);
+    /* the storage key list */
+    assert_int_equal(load(PK("\x80\x02]q\x00(X\x01\x00\x00\x00" "0X\x01\x00\x00\x00" "1e."), &r, &e),
+                     NA_OK);
+    assert_true(r.is_keys);
+    assert_int_equal(r.n_keys, 2);
+    assert_string_equal(r.keys[1], "1");
+    na_pickle_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tensor_description), cmocka_unit_test(refused_globals),
+        cmocka_unit_test(hostile_structures), cmocka_unit_test(exponential_sharing),
+        cmocka_unit_test(magic_number),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

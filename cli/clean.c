@@ -65,6 +65,40 @@ static void drop_tmp(void)
     }
 }
 
+/* A source that hashes the input's bytes as the write pass reads them
+ * (each tensor once, from 0 up, in storage order), so the SHA-256 of a
+ * safetensors input costs no read of its own: header bytes + tensor data
+ * in storage order = the whole file (no bytes after the last tensor). */
+typedef struct hsrc {
+    na_source_t inner;
+    na_sha_t *sha;
+    uint64_t next;   /* bytes of this tensor hashed so far */
+    uint64_t *total; /* bytes hashed in all */
+    int *gap;        /* set when a read skipped bytes: hash not usable */
+} hsrc_t;
+
+static na_status_t hsrc_read(void *ctx, uint64_t off, size_t len, const uint8_t **ptr,
+                             na_err_t *err)
+{
+    hsrc_t *h = ctx;
+    na_status_t st = h->inner.read(h->inner.ctx, off, len, ptr, err);
+    if (st != NA_OK || off + len <= h->next)
+        return st;
+    if (off != h->next) {
+        *h->gap = 1;
+        return st;
+    }
+    na_sha_update(h->sha, *ptr, len);
+    h->next += len;
+    *h->total += len;
+    return st;
+}
+
+/* The 64 zeros stand for the hash until it is known; the placeholder as
+ * it appears inside the JSON-in-JSON of the header (quotes escaped). */
+#define SHA_ZEROS "0000000000000000000000000000000000000000000000000000000000000000"
+#define SHA_MARK "input_sha256\\\":\\\""
+
 typedef struct crun {
     const cli_opts_t *o;
     na_clean_opts_t eng;
@@ -73,7 +107,70 @@ typedef struct crun {
     na_input_t *in;
     json_t *params;
     char cmdline[2048];
+    na_sha_t *sha;          /* hashing the input during the write pass */
+    uint64_t hashed;
+    int gap;
 } crun_t;
+
+/* Wrap t's source so that reads are hashed (when hashing). */
+static void hash_source(crun_t *c, na_tensor_t *t, hsrc_t *h)
+{
+    if (!c->sha)
+        return;
+    h->inner = t->src;
+    h->sha = c->sha;
+    h->next = 0;
+    h->total = &c->hashed;
+    h->gap = &c->gap;
+    t->src.read = hsrc_read;
+    t->src.ctx = h;
+}
+
+/* Start hashing a safetensors input: its header bytes (all bytes before
+ * the tensor data) now, the data as the write pass reads it. */
+static void hash_begin(crun_t *c)
+{
+    if (strcmp(c->r.format, "safetensors"))
+        return;
+    uint64_t data = na_safetensors_data_bytes(c->in);
+    uint64_t head = c->in->file_size - data;
+    c->sha = na_sha_new();
+    int fd = open(c->r.input, O_RDONLY | O_CLOEXEC);
+    char *buf = head <= (1u << 30) ? malloc(head ? (size_t)head : 1) : NULL;
+    if (!c->sha || fd < 0 || !buf || pread(fd, buf, (size_t)head, 0) != (ssize_t)head)
+        c->gap = 1; /* fall back to a read of its own (hash_end) */
+    else
+        na_sha_update(c->sha, buf, (size_t)head);
+    c->hashed = head;
+    free(buf);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The hash of the input, into c->r.sha; then put it in place of the
+ * zeros in the written header. 0, or -1 with err set. */
+static int hash_end(crun_t *c, na_writer_t *w, int fd, na_err_t *err)
+{
+    if (!c->sha && strcmp(c->r.format, "safetensors"))
+        return 0;
+    na_sha_final(c->sha, c->r.sha);
+    c->sha = NULL;
+    if (c->gap || c->hashed != c->in->file_size || !c->r.sha[0]) {
+        if (na_sha256_file(c->r.input, c->r.sha, err) != NA_OK)
+            return -1;
+    }
+    uint64_t at = na_writer_header_find(w, SHA_MARK SHA_ZEROS, strlen(SHA_MARK SHA_ZEROS));
+    if (at == UINT64_MAX) {
+        na_err_set(err, NA_E_INTERNAL, "no SHA-256 placeholder in the written header");
+        return -1;
+    }
+    at += strlen(SHA_MARK);
+    if (pwrite(fd, c->r.sha, 64, (off_t)at) != 64) {
+        na_err_set(err, NA_E_WRITE, "write error: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
 
 static int selected(const cli_clean_opts_t *c, const char *name)
 {
@@ -277,11 +374,14 @@ static na_status_t sink(void *ud, const void *buf, size_t len, na_err_t *err)
 }
 
 /* Copy an unselected tensor's bytes. */
-static na_status_t copy_tensor(na_input_t *in, size_t i, na_writer_t *w, uint64_t bytes,
+static na_status_t copy_tensor(crun_t *c, size_t i, na_writer_t *w, uint64_t bytes,
                                na_err_t *err)
 {
     na_tensor_t t;
-    na_status_t st = na_input_tensor(in, i, &t, err);
+    hsrc_t h;
+    na_status_t st = na_input_tensor(c->in, i, &t, err);
+    if (t.src.read)
+        hash_source(c, &t, &h);
     if (!t.src.read)
         return st != NA_OK ? st : na_err_set(err, NA_E_INTERNAL, "no data source");
     for (uint64_t off = 0; off < bytes;) {
@@ -393,6 +493,21 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
     return st;
 }
 
+static void corrupt_last_byte(const char *p)
+{
+    int fd = open(p, O_RDWR | O_CLOEXEC);
+    struct stat sb;
+    unsigned char b;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0 &&
+        pread(fd, &b, 1, sb.st_size - 1) == 1) {
+        b ^= 0x40; /* an exponent bit of the last little-endian float */
+        if (pwrite(fd, &b, 1, sb.st_size - 1) != 1)
+            b = 0;
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
 static int fsync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -407,11 +522,7 @@ static int fsync_dir(const char *dir)
 static int write_output(crun_t *c)
 {
     const char *outp = c->o->clean.output;
-    const na_writer_format_t *wf = na_writer_for(c->r.format);
-    if (!wf) {
-        cli_error(c->r.input, "clean cannot write %s files yet", c->r.format);
-        return 4;
-    }
+    const na_writer_format_t *wf = na_writer_for(c->r.format); /* checked in cli_clean */
     char dir[PATH_MAX];
     const char *slash = strrchr(outp, '/');
     const char *base = slash ? slash + 1 : outp;
@@ -455,7 +566,7 @@ static int write_output(crun_t *c)
     json_t *pj = json_object();
     json_object_set_new(pj, "version", json_string(NA_VERSION));
     json_object_set_new(pj, "command", json_string(c->cmdline));
-    json_object_set_new(pj, "input_sha256", json_string(c->r.sha));
+    json_object_set_new(pj, "input_sha256", json_string(SHA_ZEROS)); /* hash_end */
     char *pjs = json_dumps(pj, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(pj);
     snprintf(prov, sizeof prov, "%s", pjs ? pjs : "{}");
@@ -469,6 +580,8 @@ static int write_output(crun_t *c)
     na_writer_t *w = NULL;
     if (st == NA_OK)
         st = wf->open(fd, wt, m, meta, k, &w, &err);
+    if (st == NA_OK)
+        hash_begin(c);
     for (size_t j = 0; j < m && st == NA_OK; j++) {
         cli_clean_entry_t *e = &c->r.e[src[j]];
         st = na_writer_begin(w, j, &err);
@@ -476,7 +589,9 @@ static int write_output(crun_t *c)
             break;
         if (e->cleaned && e->ct.rows) {
             na_tensor_t t;
+            hsrc_t h;
             st = na_input_tensor(c->in, src[j], &t, &err);
+            hash_source(c, &t, &h);
             if (st == NA_OK)
                 st = na_clean_emit(&t, &c->eng, &e->ct, sink, w, &err);
             e->emitted = st == NA_OK;
@@ -484,16 +599,27 @@ static int write_output(crun_t *c)
                 warn(e, (unsigned long long)e->ct.overflow, "value(s) overflowed the output dtype");
         } else {
             e->emitted = e->cleaned;
-            st = copy_tensor(c->in, src[j], w, wt[j].bytes, &err);
+            st = copy_tensor(c, src[j], w, wt[j].bytes, &err);
         }
     }
     if (st == NA_OK)
         st = na_writer_finish(w, &err);
+    if (st == NA_OK && hash_end(c, w, fd, &err) != 0)
+        st = err.msg[0] ? NA_E_WRITE : NA_E_INTERNAL;
+    if (c->sha) { /* an error stopped the pass before hash_end */
+        char unused[65];
+        na_sha_final(c->sha, unused);
+        c->sha = NULL;
+    }
     na_writer_free(w);
     if (st == NA_OK && !c->o->clean.no_fsync && fsync(fd) != 0)
         st = na_err_set(&err, NA_E_WRITE, "fsync: %s", strerror(errno));
     if (close(fd) != 0 && st == NA_OK)
         st = na_err_set(&err, NA_E_WRITE, "close: %s", strerror(errno));
+    /* Test hook (tests/cli/clean_safety.sh): damage the last byte of the
+     * written file, so that the verification's failure path runs. */
+    if (st == NA_OK && getenv("NANAUDIT_TEST_CORRUPT"))
+        corrupt_last_byte(g_tmp);
     if (st == NA_OK)
         st = verify(c, wt, src, m, &err);
     if (st == NA_OK && rename(g_tmp, outp) != 0)
@@ -586,16 +712,14 @@ int cli_clean(const cli_opts_t *o)
         return cli_exit_for_status(st);
     }
     c.r.format = na_input_format(c.in);
+    if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
+        cli_error(c.r.input, "clean cannot write %s files yet (safetensors and raw only; "
+                  "--dry-run reports what it would do)", c.r.format);
+        return finish(&c, 3);
+    }
     rc = settle_options(&c);
     if (rc)
         return finish(&c, rc);
-    if (!o->clean.dry_run && !strcmp(c.r.format, "safetensors")) {
-        st = na_sha256_file(c.r.input, c.r.sha, &err);
-        if (st != NA_OK) {
-            cli_error(c.r.input, "%s", err.msg);
-            return finish(&c, 3);
-        }
-    }
     build_cmdline(&c);
     rc = fit_all(&c);
     if (rc >= 2)

@@ -81,7 +81,8 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
     json_t *kind = json_object_get(root, "kind");
     if (!json_is_object(root) || !json_is_object(ts) || !json_is_string(kind) ||
         strcmp(json_string_value(kind), "nanaudit-clean-params") ||
-        !json_equal(json_object_get(root, "schema_version"), json_integer(1))) {
+        !json_is_integer(json_object_get(root, "schema_version")) ||
+        json_integer_value(json_object_get(root, "schema_version")) != 1) {
         snprintf(why, cap, "not a nanaudit clean parameter file (schema_version 1)");
         json_decref(root);
         return NULL;

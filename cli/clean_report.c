@@ -151,19 +151,26 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
                         e->reason);
             continue;
         }
-        fprintf(out, "  %s: %s %s, %llu samples x %llu, %llu features, %u passes\n", nm,
-                na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
-                (unsigned long long)ct->rows, (unsigned long long)ct->width,
-                (unsigned long long)ct->nfeat, ct->passes);
-        fprintf(out, "    dropped %llu samples (non-finite %llu, outliers %llu)",
-                (unsigned long long)(ct->dropped_nf + ct->dropped_out),
-                (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out);
+        if (e->samples)
+            fprintf(out, "  %s: %s -> %s, %llu samples x %llu, %llu feature(s), %u passes\n", nm,
+                    na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
+                    (unsigned long long)ct->rows, (unsigned long long)ct->width,
+                    (unsigned long long)ct->nfeat, ct->passes);
+        else
+            fprintf(out, "  %s: %s -> %s, %llu elements (weights: one statistic), %u passes\n",
+                    nm, na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
+                    (unsigned long long)ct->rows, ct->passes);
+        if (e->samples) /* weights never drop */
+            fprintf(out, "    dropped %llu samples (non-finite %llu, outliers %llu)",
+                    (unsigned long long)(ct->dropped_nf + ct->dropped_out),
+                    (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out);
         if (ct->n_drop_idx) {
             fputs(", first", out);
             for (size_t k = 0; k < ct->n_drop_idx; k++)
                 fprintf(out, " %llu", (unsigned long long)ct->drop_idx[k]);
         }
-        fputc('\n', out);
+        if (e->samples)
+            fputc('\n', out);
         if (e->emitted)
             fprintf(out, "    replaced %llu non-finite, %llu outliers; clipped %llu; set NaN %llu; "
                          "overflow %llu\n",

@@ -142,6 +142,8 @@ enum { CLI_RF_JSON = 0, CLI_RF_JUNIT, CLI_RF_MARKDOWN, CLI_RF_SARIF };
 /* The checks for tensor `name`: --policy defaults, the flags (with
  * --fail-on's mask), then the policy's matching rules. */
 void cli_gate_checks(const cli_opts_t *o, const char *name, na_checks_t *c);
+/* The run-wide fail mask: --policy defaults, then --fail-on (no rule). */
+uint32_t cli_gate_fail_mask(const cli_opts_t *o);
 /* Free what the gate setters loaded (policy, baseline, report list). */
 void cli_gate_free(cli_opts_t *o);
 

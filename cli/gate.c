@@ -255,6 +255,13 @@ int cli_gate_write_reports(const cli_opts_t *o, na_report_t *r, int exit_code)
     return rc;
 }
 
+uint32_t cli_gate_fail_mask(const cli_opts_t *o)
+{
+    na_checks_t c;
+    cli_gate_checks(o, NULL, &c);
+    return c.fail_mask;
+}
+
 void cli_gate_free(cli_opts_t *o)
 {
     na_policy_free(o->policy);

@@ -71,6 +71,7 @@ static int set_threads(cli_opts_t *o, const char *a, const char *n)
     if (parse_u64(a, &v) || v < 1 || v > 4096)
         return BAD(o, n, a, "a thread count from 1 to 4096");
     o->threads = (int)v;
+    o->open.threads = (int)v; /* HDF5 chunk inflate */
     return 0;
 }
 

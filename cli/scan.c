@@ -288,7 +288,7 @@ int cli_scan(const cli_opts_t *o)
     }
     s.rep->zscore = o->zscore;
     s.rep->max_locations = o->max_locations;
-    s.rep->fail_mask = o->fail_mask;
+    s.rep->fail_mask = cli_gate_fail_mask(o); /* --policy defaults, --fail-on */
     na_scan_opts_init(&s.so);
     s.so.threads = o->threads;
     s.so.zscore = o->zscore;

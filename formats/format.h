@@ -62,6 +62,8 @@ typedef struct na_open_opts {
     /* CF missing values (_FillValue, missing_value): NA_MISSING_AUTO
      * honours them, NA_MISSING_NONE ignores them (--missing). */
     int missing_mode;
+    /* HDF5: threads that inflate chunks (--threads); 0 = all cores. */
+    int threads;
 } na_open_opts_t;
 enum { NA_MISSING_AUTO = 0, NA_MISSING_NONE = 1 };
 #define NA_RAW_TO_EOF UINT64_MAX
@@ -132,9 +134,10 @@ typedef struct na_probe {
  * links", not a regular file, read error), NA_E_NOMEM. */
 na_status_t na_probe_path(const char *path, int raw_mode, na_probe_t *p, int *fd_out,
                           na_err_t *err);
-/* Whether a probed file can be audited: NA_OK for safetensors, an index
- * and raw; otherwise the one-line message of issue 2 section 3 for its
- * kind, with NA_E_UNSUPPORTED (LFS pointer, zip, HDF5, netCDF-3, gzip
+/* Whether a probed file can be audited: NA_OK for safetensors, an index,
+ * raw, .npy, .npz, PyTorch zip and pickle (legacy torch.save); otherwise
+ * the one-line message of issue 2 section 3 for its kind, with
+ * NA_E_UNSUPPORTED (LFS pointer, a zip that is neither, HDF5, netCDF-3, gzip
  * without --dtype, plain JSON) or NA_E_FORMAT (empty, unrecognised). */
 na_status_t na_probe_check(const na_probe_t *p, na_err_t *err);
 

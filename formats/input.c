@@ -25,6 +25,7 @@ void na_open_opts_init(na_open_opts_t *o)
     o->raw_length = NA_RAW_TO_EOF;
     o->hdf5_timeout = 60.0;
     o->missing_mode = NA_MISSING_AUTO;
+    o->threads = 0;
 }
 
 na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t **out,

@@ -84,6 +84,15 @@ typedef struct na_store {
     size_t member;
 } na_store_t;
 
+/* The window buffer of gathered or inflated reads, shared by all views
+ * of one input: the engine reads one tensor at a time and a pointer it
+ * got is only used until its next read, so one buffer per input is
+ * enough, and memory stays at one window however many tensors a file has. */
+typedef struct na_scratch {
+    uint8_t *buf;
+    size_t cap;
+} na_scratch_t;
+
 /* A view: records of rsize bytes; record at multi-index i starts at
  * storage byte offset + sum(i[d] * stride[d]). A contiguous C-order view
  * is read straight from the storage; any other is gathered into C order
@@ -97,8 +106,9 @@ typedef struct na_view {
     uint64_t stride[NA_MAX_NDIM]; /* bytes */
     uint64_t elements;
     int contiguous;    /* set by na_view_prepare */
-    uint8_t *buf;      /* gather buffer (owned) */
+    uint8_t *buf;      /* own gather buffer, when scratch is NULL */
     size_t cap;
+    na_scratch_t *scratch; /* the input's shared buffer, or NULL */
 } na_view_t;
 
 /* Check the view against its storage (every record inside it, 64-bit
@@ -122,7 +132,7 @@ typedef enum na_npy_kind {
     NA_NPY_NUMERIC = 0, /* decodable: dtype/parts below */
     NA_NPY_SKIP,        /* strings, bytes, void, datetime: not data */
     NA_NPY_OBJECT,      /* |O: a pickle, never read */
-    NA_NPY_UNSUPPORTED  /* numeric but not decodable (f2 big? no: e.g. c32 >) */
+    NA_NPY_UNSUPPORTED  /* numeric but not decodable ('<i16', '<f3'): error, exit 3 */
 } na_npy_kind_t;
 
 /* One audited leaf of a (possibly structured) dtype. */
@@ -188,6 +198,7 @@ typedef struct na_npy_entry {
 typedef struct na_npy_list {
     size_t n, cap;
     na_npy_entry_t *e;
+    na_scratch_t *scratch; /* given to every entry's view (may be NULL) */
 } na_npy_list_t;
 
 /* Entries of one parsed header whose data starts at byte `data` of

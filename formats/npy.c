@@ -679,6 +679,7 @@ static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
         e->field_offset = f->sub_ndim ? 0 : f->offset;
         e->part_offset = (uint32_t)(p * (f->esize / 2));
         field_view(&e->view, h, f, s, data);
+        e->view.scratch = l->scratch;
         uint64_t n = 1;
         for (int d = 0; d < e->view.ndim; d++)
             n *= e->view.shape[d];
@@ -766,6 +767,7 @@ typedef struct npy_input {
     na_input_t base;
     na_map_t *map;
     na_store_t store;
+    na_scratch_t scratch;
     na_npy_list_t list;
 } npy_input_t;
 
@@ -794,6 +796,7 @@ static void npy_close(na_input_t *in)
     if (n == NULL)
         return;
     na_npy_list_free(&n->list);
+    free(n->scratch.buf);
     na_map_close(n->map);
     free(n->base.path);
     free(n);
@@ -835,6 +838,7 @@ static na_status_t npy_open(const char *path, int fd, const na_open_opts_t *o,
         st = na_npy_parse_header(head, hn, &h, err);
     if (st == NA_OK) {
         n->store = (na_store_t){n->map, 0, n->base.file_size, NULL, 0};
+        n->list.scratch = &n->scratch;
         st = na_npy_add_entries(&n->list, &h, "data", &n->store, h.header_bytes, err);
     }
     na_npy_header_free(&h);

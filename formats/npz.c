@@ -27,6 +27,7 @@ typedef struct npz_input {
     size_t n_stores;
     na_store_t *stores;    /* one per member; views point here */
     na_map_t **spills;     /* per member: mapped temporary file or NULL */
+    na_scratch_t scratch;  /* the window buffer all members share */
     na_npy_list_t list;
 } npz_input_t;
 
@@ -55,6 +56,7 @@ static void npz_close(na_input_t *in)
     if (z == NULL)
         return;
     na_npy_list_free(&z->list);
+    free(z->scratch.buf);
     for (size_t i = 0; z->spills && i < z->n_stores; i++)
         na_map_close(z->spills[i]);
     free(z->spills);
@@ -126,6 +128,7 @@ static na_status_t npz_open(const char *path, int fd, const na_open_opts_t *o,
     z->base.format = "npz";
     z->base.file_size = (uint64_t)size;
     z->base.path = strdup(path ? path : "");
+    z->list.scratch = &z->scratch;
     size_t win = o && o->window_bytes ? o->window_bytes : NA_DEFAULT_WINDOW_BYTES;
     na_status_t st = na_zip_open(fd, z->base.file_size, &z->zip, err);
     if (st == NA_OK && z->base.path == NULL)

@@ -85,6 +85,14 @@ static na_status_t st_wopen(int fd, const na_wtensor_t *t, size_t n, const na_wm
             st = na_writer_put(w, h, len, err);
         for (size_t i = len; st == NA_OK && i < padded; i++)
             st = na_writer_put(w, " ", 1, err);
+        w->header_len = 8 + len; /* kept for na_writer_header_find */
+        w->header = malloc(w->header_len);
+        if (w->header) {
+            memcpy(w->header, len8, 8);
+            memcpy(w->header + 8, h, len);
+        } else {
+            w->header_len = 0;
+        }
     }
     free(h);
     if (st != NA_OK) {

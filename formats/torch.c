@@ -66,6 +66,7 @@ typedef struct torch_input {
     size_t n_meta;
     char **meta;
     size_t win;
+    na_scratch_t scratch; /* the window buffer all views share */
 } torch_input_t;
 
 /* ---- the na_input_t table ------------------------------------------------ */
@@ -118,6 +119,7 @@ static void t_close(na_input_t *in)
         na_view_free(&ti->e[i].view);
     }
     free(ti->e);
+    free(ti->scratch.buf);
     for (size_t i = 0; i < ti->n_stores; i++) {
         free(ti->stores[i].key);
         na_map_close(ti->stores[i].spill);
@@ -201,6 +203,7 @@ static na_status_t add_tensor(torch_input_t *ti, const na_pk_tensor_t *pt, na_er
         e->stored = dt;
         e->part_offset = (uint32_t)(4 * p);
         na_view_t *v = &e->view;
+        v->scratch = &ti->scratch;
         v->ndim = pt->ndim;
         v->rsize = es ? es : 1;
         uint64_t n = 1;
@@ -236,6 +239,15 @@ static na_status_t add_tensor(torch_input_t *ti, const na_pk_tensor_t *pt, na_er
         na_status_t st = na_view_prepare(v, what, err);
         if (st != NA_OK)
             return st;
+        /* A stride-0 (broadcast) view can show 10^18 elements of a
+         * one-element storage: a hostile file could make the scan run for
+         * ever. State dicts hold parameters, not expanded views; refuse a
+         * view more than 16 times the bytes of its storage. */
+        if (n > (16 * s->s.size + (1u << 20)) / es)
+            return na_err_set(err, NA_E_UNSUPPORTED, "tensor '%.200s': a view of %llu elements "
+                              "over a storage of %llu bytes (more than 16 times its storage; "
+                              "a broadcast view?) is not audited", pt->name,
+                              (unsigned long long)n, (unsigned long long)s->s.size);
         /* the view must also stay inside the element count the persistent
          * id declares (a legacy storage view is smaller than its root) */
         uint64_t lim = pt->storage_numel <= UINT64_MAX / es ? pt->storage_numel * es : 0;

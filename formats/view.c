@@ -72,28 +72,33 @@ na_status_t na_view_prepare(na_view_t *v, const char *what, na_err_t *err)
     return NA_OK;
 }
 
-static na_status_t grow_buf(na_view_t *v, size_t len, na_err_t *err)
+/* Make the window buffer (the input's shared one, or the view's own)
+ * hold len bytes; *out gets it. */
+static na_status_t grow_buf(na_view_t *v, size_t len, uint8_t **out, na_err_t *err)
 {
-    if (len <= v->cap)
-        return NA_OK;
-    uint8_t *b = realloc(v->buf, len);
-    if (b == NULL)
-        return na_err_set(err, NA_E_NOMEM, "out of memory (window of %zu bytes)", len);
-    v->buf = b;
-    v->cap = len;
+    uint8_t **buf = v->scratch ? &v->scratch->buf : &v->buf;
+    size_t *cap = v->scratch ? &v->scratch->cap : &v->cap;
+    if (len > *cap) {
+        uint8_t *b = realloc(*buf, len);
+        if (b == NULL)
+            return na_err_set(err, NA_E_NOMEM, "out of memory (window of %zu bytes)", len);
+        *buf = b;
+        *cap = len;
+    }
+    *out = *buf;
     return NA_OK;
 }
 
 /* Copy records [r0, r0 + n) of the view, in C order, into v->buf. The
  * innermost dimension is a tight loop; the outer ones an odometer. */
-static void gather(na_view_t *v, const uint8_t *base, uint64_t r0, uint64_t n)
+static void gather(const na_view_t *v, uint8_t *out, const uint8_t *base, uint64_t r0,
+                   uint64_t n)
 {
     uint64_t idx[NA_MAX_NDIM];
     na_unravel(r0, v->ndim, v->shape, idx);
     uint64_t off = 0;
     for (int d = 0; d < v->ndim; d++)
         off += idx[d] * v->stride[d];
-    uint8_t *out = v->buf;
     const uint32_t rs = v->rsize;
     if (v->ndim == 0) {
         memcpy(out, base, rs);
@@ -139,10 +144,11 @@ na_status_t na_view_read(void *ctx, uint64_t off, size_t len, const uint8_t **pt
     if (v->contiguous) {
         if (s->map != NULL)
             return na_map_get(s->map, s->base + v->offset + off, len, ptr, err);
-        na_status_t st = grow_buf(v, len ? len : 1, err);
+        uint8_t *buf = NULL;
+        na_status_t st = grow_buf(v, len ? len : 1, &buf, err);
         if (st == NA_OK)
-            st = na_zip_read(s->zip, s->member, v->offset + off, v->buf, len, err);
-        *ptr = st == NA_OK ? v->buf : NULL;
+            st = na_zip_read(s->zip, s->member, v->offset + off, buf, len, err);
+        *ptr = st == NA_OK ? buf : NULL;
         return st;
     }
     if (s->map == NULL)
@@ -153,14 +159,15 @@ na_status_t na_view_read(void *ctx, uint64_t off, size_t len, const uint8_t **pt
         return na_err_set(err, NA_E_NOMEM, "view spans %llu bytes, more than the address "
                           "space", (unsigned long long)span);
     const uint8_t *base;
+    uint8_t *buf = NULL;
     na_status_t st = na_map_get(s->map, s->base + v->offset, (size_t)span, &base, err);
     if (st == NA_OK)
-        st = grow_buf(v, len ? len : 1, err);
+        st = grow_buf(v, len ? len : 1, &buf, err);
     if (st != NA_OK)
         return st;
     if (len > 0)
-        gather(v, base, off / v->rsize, len / v->rsize);
-    *ptr = v->buf;
+        gather(v, buf, base, off / v->rsize, len / v->rsize);
+    *ptr = buf;
     return NA_OK;
 }
 
@@ -168,7 +175,7 @@ void na_view_free(na_view_t *v)
 {
     if (v == NULL)
         return;
-    free(v->buf);
+    free(v->buf); /* the shared scratch is the input's to free */
     v->buf = NULL;
     v->cap = 0;
 }

@@ -47,6 +47,59 @@ void na_writer_base_free(na_writer_t *w)
 {
     free(w->buf);
     free(w->bytes);
+    free(w->header);
+}
+
+uint64_t na_writer_header_find(const na_writer_t *w, const char *needle, size_t len)
+{
+    for (size_t i = 0; w->header && len && i + len <= w->header_len; i++)
+        if (!memcmp(w->header + i, needle, len))
+            return i;
+    return UINT64_MAX;
+}
+
+struct na_sha {
+    EVP_MD_CTX *ctx;
+};
+
+na_sha_t *na_sha_new(void)
+{
+    na_sha_t *s = malloc(sizeof *s);
+    if (s && !(s->ctx = EVP_MD_CTX_new())) {
+        free(s);
+        return NULL;
+    }
+    if (s && EVP_DigestInit_ex(s->ctx, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(s->ctx);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void na_sha_update(na_sha_t *s, const void *p, size_t len)
+{
+    if (s)
+        EVP_DigestUpdate(s->ctx, p, len);
+}
+
+void na_sha_final(na_sha_t *s, char hex[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    hex[0] = '\0';
+    if (!s)
+        return;
+    if (EVP_DigestFinal_ex(s->ctx, md, &len) == 1 && len == 32) {
+        for (unsigned i = 0; i < 32; i++) {
+            static const char hx[] = "0123456789abcdef";
+            hex[2 * i] = hx[md[i] >> 4];
+            hex[2 * i + 1] = hx[md[i] & 15];
+        }
+        hex[64] = '\0';
+    }
+    EVP_MD_CTX_free(s->ctx);
+    free(s);
 }
 
 na_status_t na_writer_flush(na_writer_t *w, na_err_t *err)

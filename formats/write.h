@@ -77,6 +77,8 @@ struct na_writer {
     size_t n, cur;         /* tensors; current one (n before the first) */
     uint64_t *bytes;       /* expected bytes per tensor */
     uint64_t cur_done;     /* bytes of the current tensor so far */
+    char *header;          /* bytes before the data (may be NULL) */
+    size_t header_len;
 };
 #define NA_WBUF (1u << 20)
 /* Set up the common part (buffer, byte counts). */
@@ -87,10 +89,24 @@ void na_writer_base_free(na_writer_t *w);
 na_status_t na_writer_put(na_writer_t *w, const void *buf, size_t len, na_err_t *err);
 na_status_t na_writer_flush(na_writer_t *w, na_err_t *err);
 
+/* File offset of the first occurrence of needle (len bytes) in what the
+ * writer wrote before the tensor data (the safetensors header), or
+ * UINT64_MAX (raw: no header). Lets the caller fill in a value known only
+ * after the data, such as the input's SHA-256, with one pwrite of the
+ * same length. */
+uint64_t na_writer_header_find(const na_writer_t *w, const char *needle, size_t len);
+
 /* SHA-256 (FIPS 180-4, through OpenSSL's libcrypto EVP interface) of the
  * file at path, as 64 lowercase hex digits plus NUL in hex[65]. Reads
  * the file once, sequentially. NA_E_IO on a read error. */
 na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err);
+
+/* Incremental SHA-256 (libcrypto EVP), for hashing bytes as another pass
+ * reads them. new: NULL on out of memory; final writes hex[65] and frees. */
+typedef struct na_sha na_sha_t;
+na_sha_t *na_sha_new(void);
+void na_sha_update(na_sha_t *s, const void *p, size_t len);
+void na_sha_final(na_sha_t *s, char hex[65]); /* s may be NULL: hex "" */
 
 #ifdef __cplusplus
 }

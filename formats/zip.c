@@ -11,7 +11,11 @@
  * prober opened), never by reopening the path: the file audited is the
  * file that was sniffed. Deflated members are inflated by minizip as a
  * stream, one member open at a time; a read before the current position
- * restarts the member (the engine's second pass does that once).
+ * restarts the member (the engine's second pass does that once), and a
+ * member read to its end has its CRC-32 checked. Stored members read
+ * through the mapping are not CRC-checked (that would cost a full extra
+ * pass; safetensors has no checksum either): their size and position are
+ * checked against the file instead.
  *
  * Format: PKWARE APPNOTE.TXT (https://pkware.cachefly.net/webdocs/casestudies/APPNOTE.TXT).
  */
@@ -114,19 +118,20 @@ static na_status_t zfail(const char *what, int code, na_err_t *err)
                       what, why, code);
 }
 
-static na_status_t list_member(na_zip_t *z, size_t i, na_err_t *err)
+/* nbuf: ZIP_NAME_MAX + 1 bytes of scratch; each name keeps only its own
+ * length (a hostile archive of tiny members must not cost 64 KiB each). */
+static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, na_err_t *err)
 {
     unz_file_info64 fi;
-    char *name = malloc(ZIP_NAME_MAX + 1);
-    if (name == NULL)
-        return na_err_set(err, NA_E_NOMEM, "out of memory");
-    int r = unzGetCurrentFileInfo64(z->uf, &fi, name, ZIP_NAME_MAX + 1, NULL, 0, NULL, 0);
+    int r = unzGetCurrentFileInfo64(z->uf, &fi, nbuf, ZIP_NAME_MAX + 1, NULL, 0, NULL, 0);
     if (r == UNZ_OK)
         r = unzGetFilePos64(z->uf, &z->pos[i]);
-    if (r != UNZ_OK) {
-        free(name);
+    if (r != UNZ_OK)
         return zfail("central directory", r, err);
-    }
+    nbuf[ZIP_NAME_MAX] = '\0';
+    char *name = strdup(nbuf);
+    if (name == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
     na_zip_entry_t *e = &z->e[i];
     e->name = name;
     e->csize = fi.compressed_size;
@@ -185,17 +190,22 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     z->pos = calloc(n ? n : 1, sizeof *z->pos);
     if (z->e == NULL || z->pos == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
+    char *nbuf = malloc(ZIP_NAME_MAX + 1);
+    if (nbuf == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
     r = n ? unzGoToFirstFile(z->uf) : UNZ_OK;
-    for (size_t i = 0; i < n; i++) {
-        if (r != UNZ_OK)
-            return zfail("central directory", r, err);
+    na_status_t st = NA_OK;
+    for (size_t i = 0; i < n && st == NA_OK; i++) {
+        if (r != UNZ_OK) {
+            st = zfail("central directory", r, err);
+            break;
+        }
         z->n = i + 1; /* counted for close even when listing fails */
-        na_status_t st = list_member(z, i, err);
-        if (st != NA_OK)
-            return st;
+        st = list_member(z, i, nbuf, err);
         r = unzGoToNextFile(z->uf);
     }
-    return NA_OK;
+    free(nbuf);
+    return st;
 }
 
 size_t na_zip_count(const na_zip_t *z) { return z->n; }

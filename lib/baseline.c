@@ -132,7 +132,7 @@ na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
 void na_baseline_apply(const na_baseline_t *b, const char *path, const char *tensor,
                        na_finding_t *f, size_t n)
 {
-    for (size_t i = 0; b && i < n; i++) {
+    for (size_t i = 0; b && path && tensor && i < n; i++) {
         entry_t key = {path, tensor, (int)f[i].kind, 0};
         const entry_t *hit = bsearch(&key, b->e, b->n, sizeof *b->e, cmp);
         if (!hit)

@@ -470,7 +470,8 @@ static na_status_t pass_a(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err
 {
     fit_t *F = ctx;
     na_clean_tensor_t *ct = F->ct;
-    if (F->with_before)
+    /* One feature: its statistics are the tensor's (copied by the fit). */
+    if (F->with_before && ct->nfeat > 1)
         accum(&ct->before, b, nr * ct->width, 1, 0);
     accum_feats(ct, F->s0, b, nr);
     if (!F->mark_nf)
@@ -767,6 +768,8 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     na_status_t st = run_pass(t, o, ct, 0, pass_a, &F, err);
     if (st != NA_OK)
         goto out;
+    if (nf == 1)
+        ct->before = F.s0[0];
     int any_pass = 0;
     for (uint64_t f = 0; f < nf; f++) {
         if (!ct->fixed)

@@ -37,7 +37,8 @@
  *          where B = 16 bits when the features number <= 128, 8 when
  *          <= 32768, else 4 (histograms: features x 2^B x 8 bytes <= 64
  *          MiB); then C as for --zscore;
- *   W      the write pass (transform, round, predicted output statistics);
+ *   W      the write pass (transform, round, predicted output statistics;
+ *          the CLI also hashes the input as W reads it);
  *   V      verification re-reads the written file (the caller's scan).
  * So a minmax normalization after --zscore 3 without drops costs A, C, W
  * (+V); --apply-params skips A's statistics use, B, C's statistics and M,

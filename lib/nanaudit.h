@@ -448,7 +448,8 @@ na_status_t na_policy_parse(const char *text, size_t len, const char *fname,
 /* The checks of tensor `name`: na_checks_init, then p's defaults, then the
  * command-line flags (the fields flags_given names), then every rule of p
  * whose glob matches the name (fnmatch(3), flags 0), in file order. p may
- * be NULL (flags only). */
+ * be NULL (flags only); name NULL applies no rule (the run-wide checks,
+ * e.g. the report's "fail_on"). */
 void na_policy_checks(const na_policy_t *p, const na_checks_t *flags, uint32_t flags_given,
                       const char *name, na_checks_t *out);
 void na_policy_free(na_policy_t *p); /* NULL-safe */

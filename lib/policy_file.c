@@ -101,9 +101,9 @@ void na_policy_checks(const na_policy_t *p, const na_checks_t *flags, uint32_t f
     if (p)
         scope_apply(&p->defaults, out);
     na_checks_patch(out, flags, flags_given);
-    for (size_t r = 0; p && r < p->n_rules; r++)
+    for (size_t r = 0; p && name && r < p->n_rules; r++)
         for (size_t g = 0; g < p->rules[r].n_globs; g++)
-            if (fnmatch(p->rules[r].globs[g], name ? name : "", 0) == 0) {
+            if (fnmatch(p->rules[r].globs[g], name, 0) == 0) {
                 scope_apply(&p->rules[r], out);
                 break;
             }
@@ -432,6 +432,22 @@ na_status_t na_policy_parse(const char *text, size_t len, const char *fname, na_
     }
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
     int version = 0;
+    yaml_document_t next; /* a second document ("---") would be silently ignored */
+    if (root) {
+        int loaded = yaml_parser_load(&parser, &next);
+        int more = !loaded || yaml_document_get_root_node(&next) != NULL;
+        size_t line = !loaded ? parser.problem_mark.line + 1
+                      : more ? yaml_document_get_root_node(&next)->start_mark.line + 1 : 0;
+        if (loaded)
+            yaml_document_delete(&next);
+        if (more) {
+            yaml_document_delete(&doc);
+            yaml_parser_delete(&parser);
+            free(p);
+            return na_err_set(err, NA_E_USAGE, "%s:%lu: a second YAML document; a policy is "
+                              "one document", c.fname, (unsigned long)line);
+        }
+    }
     if (!root) {
         st = na_err_set(err, NA_E_USAGE, "%s:1: empty policy (needs version: 1)", c.fname);
     } else {

@@ -36,7 +36,7 @@ bash scripts/setup.sh --deps
 
 step "Python reference packages in $VENV"
 PY="$VENV/bin/python"
-if ! "$PY" -c 'import numpy, scipy, safetensors, ml_dtypes, h5py, jsonschema, yaml, markdown_it' 2>/dev/null; then
+if ! "$PY" -c 'import numpy, scipy, safetensors, ml_dtypes, h5py, jsonschema, yaml, markdown_it, xmlschema' 2>/dev/null; then
     python3 -m venv "$VENV"
     "$PY" -m pip install --disable-pip-version-check -q -r tests/conformance/requirements.txt
 fi
@@ -81,10 +81,14 @@ cmake -S . -B "$TSAN" -DCMAKE_C_COMPILER=clang -DNANAUDIT_TSAN=ON -DNANAUDIT_CUD
     -DCMAKE_C_FLAGS="-DNA_NO_CLONES -Wno-pass-failed" -DNANAUDIT_WERROR=OFF -DNA_PYTHON="$PY"
 cmake --build "$TSAN" -j"$JOBS"
 
+# Not cli_clean_safety: under its `ulimit -f 64` any TSan + libomp binary
+# dies at start-up (SIGBUS in libomp's initialisation, whatever the
+# command); the test runs in the other stages.
 step "ctest $TSAN/ (labels unit, cli, fuzz)"
 OMP_TOOL_LIBRARIES="$(clang -print-resource-dir)/../../libarcher.so" \
 TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:ignore_noninstrumented_modules=1:exitcode=66} \
-    ctest --test-dir "$TSAN" -L 'unit|cli|fuzz' --output-on-failure -j"$JOBS"
+    ctest --test-dir "$TSAN" -L 'unit|cli|fuzz' -E '^cli_clean_safety$' --output-on-failure \
+    -j"$JOBS"
 
 step "fuzz targets, ${NA_FUZZ_SECONDS:-20} s each (tests/fuzz/run.sh)"
 bash tests/fuzz/run.sh "${NA_FUZZ_SECONDS:-20}"

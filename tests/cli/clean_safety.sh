@@ -37,7 +37,7 @@ expect_stderr_contains "out/big.safetensors: write error: File too large; nothin
 assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after a write error"
 
 # SIGTERM / SIGINT mid-write: handler removes the temporary file
-for sig in TERM INT; do
+for sig in TERM INT; do  # (bash prints "Terminated" for the child: expected)
     LAST_RC=0
     NANAUDIT_TEST_SIGNAL=$sig "$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/sig.f64 \
         --normalize minmax >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
@@ -54,6 +54,14 @@ NANAUDIT_TEST_SIGNAL=KILL "$N" clean in.safetensors -o out/kill.safetensors --no
 assert_eq "$LAST_RC" "137" "exit status after SIGKILL"
 [ ! -e out/kill.safetensors ] || fail "output exists after SIGKILL"
 ls -A out | grep -qE '^\.nanaudit-tmp-......-kill\.safetensors$' || fail "no recognisable temp file: $(ls -A out)"
+
+# verification: a written file that does not match the prediction is
+# removed, exit 4
+expect_exit 4 env NANAUDIT_TEST_CORRUPT=1 "$N" clean --dtype F64 --shape 4096x16 in.f64 \
+    -o out/bad.f64 --normalize minmax
+expect_stderr_contains "out/bad.f64: verification: tensor 'data' statistics differ from the prediction; nothing written"
+[ ! -e out/bad.f64 ] || fail "unverified output renamed into place"
+assert_eq "$(ls -A out | grep -c 'nanaudit-tmp-.*-bad')" "0" "temporary file left after a failed verification"
 
 # the inputs were never modified
 assert_eq "$(sha256sum in.safetensors in.f64)" "$sum0" "input checksums"

@@ -18,6 +18,16 @@ save_file({"q": np.ones(4, ml_dtypes.float8_e4m3fn)}, "f8.safetensors")
 PY
 N="$NANAUDIT"
 
+# --help states the semantics (issue 4: all of them in --help)
+expect_exit 0 "$N" clean --help
+for s in "non-finite -> outliers -> normalization" "ddof=0" "per feature" "--global" \
+    "drop' needs samples" "passes through" "0.6745" "1.253314" "LO + (x - min)/(max - min)" \
+    "maps to LO (minmax) or 0 (zscore)" "rounded to nearest even" "written as F32" \
+    ".nanaudit-tmp-XXXXXX-NAME" "--max-drop-fraction" "--apply-params" "Exit status: 0 written"; do
+    expect_stdout_contains "$s"
+done
+[ -z "$(awk 'length($0) > 79' "$T/stdout")" ] || fail "clean --help lines over 79 columns"
+
 expect_exit 2 "$N" clean
 expect_stderr_contains "no input files"
 expect_exit 2 "$N" clean a.f64 w.safetensors -o o

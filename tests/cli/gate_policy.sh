@@ -54,6 +54,9 @@ defaults:
 YAML
 expect_exit 1 "$NANAUDIT" scan --policy "$T/tol.yaml" --zscore 0 --format json --report "$T/t.json" "$F"
 expect_json "$T/t.json" '[(f["kind"], f["fails"]) for f in j["files"][0]["tensors"][1]["findings"]]' '[["nan", false], ["range", true]]'
+# the report's run-wide fail_on: the policy's defaults (a limit adds its kind), then --fail-on
+expect_json "$T/t.json" 'j["fail_on"]' '["nan", "pos_inf", "neg_inf", "range"]'
+expect_json "$T/r2.json" 'j["fail_on"]' '["max_abs"]'
 
 # errors: exit 2, FILE:LINE, nothing opened
 bad() { # LINE MESSAGE <<< yaml
@@ -82,6 +85,7 @@ printf 'version: 1\nrules:\n  match: "*"\n' | bad 3 "rules: expected a list of r
 printf 'version: 1\ndefaults: [1, 2]\n' | bad 2 "defaults: expected a mapping of keys"
 printf 'version: 1\ndefaults:\n  max_abs: [1\n' | bad 4 "YAML error:"
 printf '' | bad 1 "empty policy (needs version: 1)"
+printf 'version: 1\n---\nversion: 1\n' | bad 3 "a second YAML document; a policy is one document"
 expect_exit 2 "$NANAUDIT" scan --policy "$T/missing.yaml" "$F"
 expect_stderr_contains "nanaudit: --policy: cannot read '$T/missing.yaml': No such file or directory"
 head -c 1100000 /dev/zero | tr '\0' ' ' >"$T/huge.yaml"

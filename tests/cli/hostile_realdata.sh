@@ -9,8 +9,9 @@
 #
 # Written to keep holding as readers land: a file that is "not supported"
 # today (exit 3) may be audited tomorrow (exit 0/1), but it may never
-# crash, hang (20 s timeout each) or exit 2/4. Files whose outcome does
-# not depend on a reader still being written are checked exactly below.
+# crash, hang (a 60 s timeout each, generous for loaded CI machines) or
+# exit 2/4. Files whose outcome does not depend on a reader still being
+# written are checked exactly below.
 . "$(dirname "$0")/helpers.sh"
 
 REAL="$NA_TEST_DATA/real"
@@ -23,11 +24,11 @@ while IFS= read -r -d '' f; do files+=("$f"); done < <(
 
 for f in "${files[@]}"; do
     rc=0
-    timeout -s KILL 20 "$NANAUDIT" scan --format json "$f" >"$T/stdout" 2>"$T/stderr" \
+    timeout -s KILL 60 "$NANAUDIT" scan --format json "$f" >"$T/stdout" 2>"$T/stderr" \
         </dev/null || rc=$?
     case "$rc" in
         0 | 1 | 3) ;;
-        137) fail "$f: hung (killed after 20 s)" ;;
+        137) fail "$f: hung (killed after 60 s)" ;;
         *) fail "$f: exit $rc (want 0, 1 or 3; >128 is a signal)" ;;
     esac
     json_get "$T/stdout" 'j["files"][0]["path"]' >/dev/null
@@ -46,19 +47,19 @@ done
 # all of them in one run: exit 3, one report entry per file, every one
 # of them present in the JSON
 rc=0
-timeout -s KILL 120 "$NANAUDIT" scan --format json "${files[@]}" >"$T/all.json" 2>"$T/stderr" \
+timeout -s KILL 300 "$NANAUDIT" scan --format json "${files[@]}" >"$T/all.json" 2>"$T/stderr" \
     </dev/null || rc=$?
 assert_eq "$rc" 3 "exit code of the whole set"
 expect_json "$T/all.json" 'len(j["files"])' "${#files[@]}"
 
 # outcomes that do not depend on a reader in progress
-expect_exit 3 timeout 10 "$NANAUDIT" scan "$REAL/hdf5/malformed/hdfgroup-tmulti-g.h5"
+expect_exit 3 timeout 60 "$NANAUDIT" scan "$REAL/hdf5/malformed/hdfgroup-tmulti-g.h5"
 expect_stderr_contains "hdfgroup-tmulti-g.h5: empty file (0 bytes)"
-expect_exit 3 timeout 10 "$NANAUDIT" scan "$REAL/gguf/malformed/gridcore-fuzz-trunc-magic.bin"
+expect_exit 3 timeout 60 "$NANAUDIT" scan "$REAL/gguf/malformed/gridcore-fuzz-trunc-magic.bin"
 expect_stderr_contains "gridcore-fuzz-trunc-magic.bin: "
 # valid safetensors whose metadata holds code text: audited, text kept
 # as data (JSON string), never interpreted
-expect_exit 0 timeout 10 "$NANAUDIT" scan --format json \
+expect_exit 0 timeout 60 "$NANAUDIT" scan --format json \
     "$REAL/safetensors/modelaudit-malicious_import.safetensors"
 cp "$T/stdout" "$T/mal.json"
 expect_json "$T/mal.json" '[t["name"] for t in j["files"][0]["tensors"]]' \

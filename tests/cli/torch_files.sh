@@ -97,6 +97,7 @@ T = sys.argv[1]
 s = Storage(np.arange(6, dtype=np.float32))
 save({"w": Tensor(s, 0, (2, 3), (3, 1))}, os.path.join(T, "ok.pt"))
 save({"w": Tensor(s, 4, (2, 3), (3, 1))}, os.path.join(T, "outside.pt"))
+save({"b": Tensor(s, 0, (10**6, 10**6), (0, 0))}, os.path.join(T, "broadcast.pt"))
 save({"w": Tensor(s, 0, (2, 3), (3, 1))}, os.path.join(T, "legacy.pt"), legacy=True)
 with zipfile.ZipFile(os.path.join(T, "ok.pt")) as zi, \
      zipfile.ZipFile(os.path.join(T, "nostorage.pt"), "w") as zo:
@@ -113,6 +114,8 @@ EOF
 expect_exit 0 "$NANAUDIT" scan "$T/ok.pt" "$T/legacy.pt"
 expect_exit 3 "$NANAUDIT" scan "$T/outside.pt"
 expect_stderr_contains "outside.pt: tensor 'w': view reaches byte 40 of a storage of 24 bytes"
+expect_exit 3 "$NANAUDIT" scan "$T/broadcast.pt"
+expect_stderr_contains "tensor 'b': a view of 1000000000000 elements over a storage of 24 bytes (more than 16 times its storage; a broadcast view?) is not audited"
 expect_exit 3 "$NANAUDIT" scan "$T/nostorage.pt"
 expect_stderr_contains "nostorage.pt: tensor 'w': storage member 'archive/data/0' is missing"
 expect_exit 3 "$NANAUDIT" scan --format json "$T/c128.pt"

@@ -428,6 +428,10 @@ def part2():
 
 
 def main():
+    rc, doc = run([os.path.join(H, "hdfgroup-tall.h5")])
+    if "built without HDF5" in (doc["files"][0].get("error") or ""):
+        print("SKIP test_hdf5: this nanaudit was built without HDF5")
+        return
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         # an installed zstd/lzf plugin must not hide the missing-filter cases

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CI report formats (issue 5, part 4), each read back with a real parser:
 
-  - JUnit XML with xml.etree: a testsuite per file, a testcase per tensor,
+  - JUnit XML valid against Jenkins' junit-10.xsd (tests/data/junit, with
+    xmlschema), then read with xml.etree: a testsuite per file, a testcase per tensor,
     <failure> for failing findings, <error> for an unreadable file,
     <system-out> for the other findings, counts in the attributes;
   - SARIF 2.1.0 with jsonschema against tests/data/sarif (the spec's
@@ -26,6 +27,7 @@ import xml.etree.ElementTree as ET
 
 import jsonschema
 import numpy as np
+import xmlschema
 from markdown_it import MarkdownIt
 from safetensors.numpy import save_file
 
@@ -34,6 +36,7 @@ sys.path.insert(0, HERE)
 import nacheck  # noqa: E402
 
 SCHEMA = os.path.join(HERE, "..", "data", "sarif", "sarif-2.1.0-subset.schema.json")
+JUNIT_XSD = os.path.join(HERE, "..", "data", "junit", "junit-10.xsd")
 BAD = 'bad<&>"name'
 ODD = "pct%25 50%:a,b\nline2"
 FAILS = 0
@@ -78,6 +81,8 @@ def expected(j):
 
 
 def check_junit(path, j):
+    errors = [str(e.reason) for e in xmlschema.XMLSchema(JUNIT_XSD).iter_errors(path)]
+    check("junit schema errors (Jenkins junit-10.xsd)", errors, [])
     root = ET.parse(path).getroot()
     check("junit root", root.tag, "testsuites")
     suites = root.findall("testsuite")

@@ -30,8 +30,10 @@ JOBS=${NA_JOBS:-$(nproc)}
 mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" -DCMAKE_C_COMPILER=clang \
     -DCMAKE_C_FLAGS="-DNA_NO_CLONES -Wno-pass-failed" -DNANAUDIT_WERROR=OFF \
-    -DNANAUDIT_FUZZ=ON -DNANAUDIT_TESTS=OFF -DNANAUDIT_CUDA=OFF >"$BUILD/cmake.log" 2>&1 || { cat "$BUILD/cmake.log"; exit 1; }
-cmake --build "$BUILD" -j"$JOBS" >"$BUILD/build.log" 2>&1 || { tail -40 "$BUILD/build.log"; exit 1; }
+    -DNANAUDIT_FUZZ=ON -DNANAUDIT_TESTS=OFF -DNANAUDIT_CUDA=OFF >"$BUILD/cmake.log" 2>&1 ||
+    { cat "$BUILD/cmake.log"; exit 1; }
+cmake --build "$BUILD" -j"$JOBS" >"$BUILD/build.log" 2>&1 ||
+    { tail -40 "$BUILD/build.log"; exit 1; }
 
 if [ $# -eq 0 ]; then
     set -- $(cut -d' ' -f1 "$BUILD/tests/fuzz/corpora.txt")
@@ -52,7 +54,7 @@ for t in "$@"; do
         -artifact_prefix="$art/" </dev/null >"$log" 2>&1 || rc=$?
     last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    printf 'fuzz_%s: %s runs in %ss; %s\n' "$t" "${runs:-?}" "$SECS" \
+    printf 'fuzz_%s: %s runs in %s s; %s\n' "$t" "${runs:-?}" "$SECS" \
         "$(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || echo '?')"
     if [ "$rc" -ne 0 ]; then
         echo "FAIL fuzz_$t (exit $rc): see $log; inputs in $art/" >&2

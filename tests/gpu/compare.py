@@ -36,6 +36,9 @@ def same_message(a, b, tol):
 
 def walk(a, b, path, tol_ctx):
     if isinstance(a, dict) and isinstance(b, dict):
+        if path == "":  # what ran, and why: differs by design
+            a = {k: v for k, v in a.items() if k not in ("device", "device_note")}
+            b = {k: v for k, v in b.items() if k not in ("device", "device_note")}
         if sorted(a) != sorted(b):
             return f"{path}: keys {sorted(a)} != {sorted(b)}"
         ctx = tol_ctx

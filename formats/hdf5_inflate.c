@@ -1,0 +1,97 @@
+/*
+ * hdf5_inflate.c - parallel decompression of HDF5 chunks (issue 3).
+ *
+ * libhdf5 decompresses chunk by chunk on one thread (and Debian's build
+ * serialises every HDF5 call behind one lock). For the two most common
+ * pipelines, deflate and shuffle + deflate, the child (hdf5_child.c)
+ * instead hands over the stored chunks (H5Dread_chunk) and this file
+ * inflates them with zlib on all threads and undoes the shuffle, in the
+ * parent, where OpenMP is allowed. Formats:
+ *  - deflate (filter 1): a zlib stream (RFC 1950) of the whole chunk, as
+ *    H5Z_filter_deflate writes it (HDF5 source src/H5Zdeflate.c);
+ *  - shuffle (filter 2): byte k of every element stored together: the
+ *    stored chunk is es planes of n bytes, plane k holding byte k of
+ *    elements 0..n-1 (HDF5 User's Guide, "Using the Shuffle Filter").
+ * A stored chunk always has the full chunk extent, also at the edge of
+ * the dataset; only chunks of whole rows reach here, so the valid
+ * elements of a chunk are its first ones. The result is byte-identical to
+ * what H5Dread gives (tested: tests/cli/hdf5_parallel.sh).
+ */
+#include "hdf5_inflate.h"
+
+#include <omp.h>    /* omp_get_max_threads */
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* memcpy */
+#include <zlib.h>   /* uncompress */
+
+/* Undo shuffle: n elements of es bytes, planes in `in`, elements to out. */
+static void unshuffle(const uint8_t *in, uint8_t *out, uint64_t n, uint32_t es)
+{
+    for (uint32_t b = 0; b < es; b++) {
+        const uint8_t *plane = in + (uint64_t)b * n;
+        for (uint64_t i = 0; i < n; i++)
+            out[i * es + b] = plane[i];
+    }
+}
+
+na_status_t na_h5i_assemble(const uint8_t *raw, const h5p_chunk_t *ck, size_t nk,
+                            const na_h5i_layout_t *L, uint64_t first, uint64_t count,
+                            uint8_t *out, na_err_t *err)
+{
+    uint64_t cbytes = L->chunk_elems * L->esize;
+    int bad = 0;
+    char msg[200] = "";
+    int nt = L->threads > 0 ? L->threads : omp_get_max_threads();
+    if ((uint64_t)nt > nk)
+        nt = nk > 0 ? (int)nk : 1;
+#pragma omp parallel num_threads(nt)
+    {
+        uint8_t *tmp = malloc(cbytes ? cbytes : 1);
+        uint8_t *tmp2 = L->shuffle ? malloc(cbytes ? cbytes : 1) : NULL;
+        if (tmp == NULL || (L->shuffle && tmp2 == NULL)) {
+#pragma omp atomic write
+            bad = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t i = 0; i < nk; i++) {
+            int stop;
+#pragma omp atomic read
+            stop = bad;
+            if (stop)
+                continue;
+            uLongf got = (uLongf)cbytes;
+            int zr = uncompress(tmp, &got, raw + ck[i].offset, (uLong)ck[i].bytes);
+            if (zr != Z_OK || got != cbytes) {
+#pragma omp critical(na_h5i_msg)
+                if (!bad) {
+                    snprintf(msg, sizeof msg, "chunk %llu: deflate: %s (%lu of %llu bytes)",
+                             (unsigned long long)ck[i].index,
+                             zr != Z_OK ? zError(zr) : "wrong size", (unsigned long)got,
+                             (unsigned long long)cbytes);
+                    bad = 2;
+                }
+                continue;
+            }
+            const uint8_t *elems = tmp;
+            if (L->shuffle) {
+                unshuffle(tmp, tmp2, L->chunk_elems, L->esize);
+                elems = tmp2;
+            }
+            uint64_t c0 = ck[i].index * L->chunk_elems;
+            uint64_t valid = L->elements - c0 < L->chunk_elems ? L->elements - c0 : L->chunk_elems;
+            uint64_t lo = c0 > first ? c0 : first;
+            uint64_t hi = c0 + valid < first + count ? c0 + valid : first + count;
+            if (hi > lo)
+                memcpy(out + (lo - first) * L->esize, elems + (lo - c0) * L->esize,
+                       (hi - lo) * L->esize);
+        }
+        free(tmp);
+        free(tmp2);
+    }
+    if (bad == 1)
+        return na_err_set(err, NA_E_NOMEM, "out of memory (chunk buffers of %llu bytes)",
+                          (unsigned long long)cbytes);
+    if (bad)
+        return na_err_set(err, NA_E_FORMAT, "%s", msg);
+    return NA_OK;
+}

@@ -1,0 +1,237 @@
+/*
+ * hdf5_types.c - HDF5 datatype -> audited element type, for the reader's
+ * child process (hdf5_child.c). Rules (HDF5 User's Guide, "HDF5
+ * Datatypes"; libhdf5 1.10.8 conversion, H5Tconvert):
+ *  - an IEEE binary16/32/64 or bfloat16 layout keeps its file byte order
+ *    (no conversion, exact subnormal counts in its own dtype); x87 80-bit
+ *    extended (little-endian, padded to 10..16 bytes) is read as stored
+ *    (F80);
+ *  - another float layout is converted by libhdf5, to F32 when it has at
+ *    most 4 bytes and every value is exactly a binary32 (nbit-packed
+ *    floats, as h5py reads them), else to F64 when every value is exactly
+ *    a double (exponent of at most 11 bits, bias at most 1023, mantissa
+ *    of at most 52 bits); otherwise it is unsupported (fail closed), since
+ *    rounding would change counts and extremes. Decided from the type
+ *    description (H5Tget_fields, H5Tget_ebias, H5Tget_norm), not by trial;
+ *  - integers of 1/2/4/8 bytes keep their byte order; packed bits or other
+ *    sizes are converted to a native integer of the same signedness;
+ *  - arrays of numbers are flattened into extra trailing dimensions;
+ *  - strings, references, opaque, bitfield, time, enum: skipped;
+ *    variable-length numeric data: error (not supported, fail closed).
+ */
+#include "hdf5_types.h"
+
+#include <stdio.h>  /* snprintf */
+#include <string.h> /* memset */
+
+#if NA_HAVE_HDF5
+
+
+static na_endian_t host_order(void)
+{
+    return H5Tget_order(H5T_NATIVE_INT) == H5T_ORDER_BE ? NA_BIG : NA_LITTLE;
+}
+
+static void int_type(hid_t ft, c_type_t *r)
+{
+    size_t size = H5Tget_size(ft), prec = H5Tget_precision(ft);
+    int off = H5Tget_offset(ft);
+    int sgn = H5Tget_sign(ft) == H5T_SGN_2;
+    H5T_order_t ord = H5Tget_order(ft);
+    static const na_dtype_t s_dt[4] = {NA_DT_I8, NA_DT_I16, NA_DT_I32, NA_DT_I64};
+    static const na_dtype_t u_dt[4] = {NA_DT_U8, NA_DT_U16, NA_DT_U32, NA_DT_U64};
+    int lg = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : size == 8 ? 3 : -1;
+    if (lg >= 0 && prec == 8 * size && off == 0 &&
+        (ord == H5T_ORDER_LE || ord == H5T_ORDER_BE || size == 1)) {
+        r->kind = H5P_K_TENSOR;
+        r->dtype = sgn ? s_dt[lg] : u_dt[lg];
+        r->order = ord == H5T_ORDER_BE ? NA_BIG : NA_LITTLE;
+        r->memtype = H5Tcopy(ft);
+        r->esize = (uint32_t)size;
+        return;
+    }
+    if (prec > 64) {
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason,
+                 "unsupported integer type: %zu bits of precision (at most 64)", prec);
+        return;
+    }
+    /* Packed bits (precision or offset not the whole element) or an odd
+     * size: libhdf5 converts to a native integer of the same signedness,
+     * of the element's own size when that is 1/2/4/8 bytes (the numpy
+     * dtype h5py reads it as), else the smallest that holds `prec` bits. */
+    if (lg < 0)
+        lg = prec <= 8 ? 0 : prec <= 16 ? 1 : prec <= 32 ? 2 : 3;
+    static const hid_t *s_nat[4] = {&H5T_NATIVE_INT8_g, &H5T_NATIVE_INT16_g,
+                                    &H5T_NATIVE_INT32_g, &H5T_NATIVE_INT64_g};
+    static const hid_t *u_nat[4] = {&H5T_NATIVE_UINT8_g, &H5T_NATIVE_UINT16_g,
+                                    &H5T_NATIVE_UINT32_g, &H5T_NATIVE_UINT64_g};
+    r->kind = H5P_K_TENSOR;
+    r->dtype = sgn ? s_dt[lg] : u_dt[lg];
+    r->order = host_order();
+    r->memtype = H5Tcopy(sgn ? *s_nat[lg] : *u_nat[lg]);
+    r->esize = 1u << lg;
+}
+
+/* IEEE-like layout test: sign at the top, exponent below it, mantissa
+ * at bit 0, implied leading bit, IEEE bias. */
+static int is_layout(hid_t ft, size_t size, size_t esz, size_t msz)
+{
+    size_t sp, ep, es, mp, ms;
+    if (H5Tget_fields(ft, &sp, &ep, &es, &mp, &ms) < 0)
+        return 0;
+    return H5Tget_size(ft) == size && H5Tget_precision(ft) == 8 * size &&
+           H5Tget_offset(ft) == 0 && sp == 8 * size - 1 && ep == msz && es == esz && mp == 0 &&
+           ms == msz && H5Tget_ebias(ft) == (1u << (esz - 1)) - 1 &&
+           H5Tget_norm(ft) == H5T_NORM_IMPLIED;
+}
+
+static void float_type(hid_t ft, c_type_t *r)
+{
+    H5T_order_t ord = H5Tget_order(ft);
+    int plain = ord == H5T_ORDER_LE || ord == H5T_ORDER_BE;
+    static const struct { size_t size, esz, msz; na_dtype_t dt; } ieee[] = {
+        {2, 5, 10, NA_DT_F16}, {2, 8, 7, NA_DT_BF16}, {4, 8, 23, NA_DT_F32}, {8, 11, 52, NA_DT_F64}};
+    for (size_t i = 0; plain && i < sizeof ieee / sizeof ieee[0]; i++) {
+        if (is_layout(ft, ieee[i].size, ieee[i].esz, ieee[i].msz)) {
+            r->kind = H5P_K_TENSOR;
+            r->dtype = ieee[i].dt;
+            r->order = ord == H5T_ORDER_BE ? NA_BIG : NA_LITTLE;
+            r->memtype = H5Tcopy(ft);
+            r->esize = (uint32_t)ieee[i].size;
+            return;
+        }
+    }
+    size_t sp = 0, ep = 0, es = 0, mp = 0, ms = 0, size = H5Tget_size(ft);
+    H5Tget_fields(ft, &sp, &ep, &es, &mp, &ms);
+    size_t bias = H5Tget_ebias(ft);
+    H5T_norm_t norm = H5Tget_norm(ft);
+    /* x87 extended: 64-bit mantissa with an explicit integer bit, 15-bit
+     * exponent, sign at bit 79, little-endian, padded to 10..16 bytes. */
+    if (ord == H5T_ORDER_LE && H5Tget_precision(ft) == 80 && H5Tget_offset(ft) == 0 &&
+        sp == 79 && ep == 64 && es == 15 && mp == 0 && ms == 64 && bias == 16383 &&
+        norm == H5T_NORM_NONE && size >= 10 && size <= 16) {
+        r->kind = H5P_K_TENSOR;
+        r->dtype = NA_DT_F80;
+        r->order = NA_LITTLE;
+        r->memtype = H5Tcopy(ft);
+        r->esize = (uint32_t)size;
+        return;
+    }
+    /* Other layouts: exactly representable in double, or unsupported. */
+    size_t mbits = ms + (norm == H5T_NORM_NONE ? 0 : 1);
+    int exact = (norm == H5T_NORM_IMPLIED || norm == H5T_NORM_NONE) && es >= 2 && es <= 11 &&
+                bias <= 1023 && ((1u << es) - 2 - bias) <= 1023 && mbits <= 53 && ms > 0;
+    if (!exact) {
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason,
+                 "unsupported float type: %zu bytes, sign bit %zu, %zu exponent bits (bias %zu), "
+                 "%zu mantissa bits: not exactly convertible to F64",
+                 size, sp, es, bias, ms);
+        return;
+    }
+    /* Into F32 when every value fits it exactly and the element is 4
+     * bytes or less (an nbit-packed float, as h5py reads it), else F64. */
+    int f32 = size <= 4 && es <= 8 && bias <= 127 && ((1u << es) - 2 - bias) <= 127 && mbits <= 24;
+    r->kind = H5P_K_TENSOR;
+    r->dtype = f32 ? NA_DT_F32 : NA_DT_F64;
+    r->order = host_order();
+    r->memtype = H5Tcopy(f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE);
+    r->esize = f32 ? 4 : 8;
+}
+
+
+/* An array of numbers: audited flattened, its dims appended to the
+ * dataset's shape (h5py shows a field of shape (3,) the same way). */
+static void array_type(hid_t ft, c_type_t *r)
+{
+    hsize_t dims[H5S_MAX_RANK];
+    int nd = H5Tget_array_ndims(ft);
+    hid_t base = H5Tget_super(ft);
+    if (nd <= 0 || nd > H5S_MAX_RANK || base < 0 || H5Tget_array_dims2(ft, dims) < 0) {
+        if (base >= 0)
+            H5Tclose(base);
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason, "array type cannot be read");
+        return;
+    }
+    if (H5Tget_class(base) == H5T_COMPOUND) {
+        H5Tclose(base);
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason, "arrays of compound elements are not supported");
+        return;
+    }
+    c_type_t b;
+    na_h5t_classify(base, &b);
+    H5Tclose(base);
+    if (b.kind != H5P_K_TENSOR) {
+        *r = b;
+        return;
+    }
+    uint64_t per = b.per;
+    for (int i = 0; i < nd; i++)
+        per = dims[i] && per > UINT64_MAX / dims[i] ? UINT64_MAX : per * dims[i];
+    if (per == 0 || per > (1u << 16) || nd + b.adims > 16) {
+        H5Tclose(b.memtype);
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason,
+                 "array element type too large (%llu values per element, at most 65536)",
+                 (unsigned long long)per);
+        return;
+    }
+    *r = b;
+    r->memtype = H5Tarray_create2(b.memtype, (unsigned)nd, dims);
+    H5Tclose(b.memtype);
+    r->per = per;
+    r->adims = nd + b.adims;
+    for (int i = 0; i < nd; i++)
+        r->adim[i] = dims[i];
+    for (int i = 0; i < b.adims; i++)
+        r->adim[nd + i] = b.adim[i];
+}
+
+/* Classify a non-compound type. */
+static void leaf_type0(hid_t ft, c_type_t *r)
+{
+    switch (H5Tget_class(ft)) {
+    case H5T_INTEGER: int_type(ft, r); return;
+    case H5T_FLOAT: float_type(ft, r); return;
+    case H5T_STRING: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "string data"); return;
+    case H5T_REFERENCE: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "references"); return;
+    case H5T_OPAQUE: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "opaque data"); return;
+    case H5T_BITFIELD: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "bitfield data"); return;
+    case H5T_TIME: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "time data"); return;
+    case H5T_ENUM: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "enum data (named values)"); return;
+    case H5T_VLEN: {
+        hid_t base = H5Tget_super(ft);
+        H5T_class_t bc = base >= 0 ? H5Tget_class(base) : H5T_NO_CLASS;
+        if (base >= 0)
+            H5Tclose(base);
+        if (bc == H5T_INTEGER || bc == H5T_FLOAT) {
+            r->kind = H5P_K_ERROR;
+            snprintf(r->reason, sizeof r->reason,
+                     "variable-length numeric data is not supported");
+        } else {
+            r->kind = H5P_K_SKIP;
+            snprintf(r->reason, sizeof r->reason, "variable-length non-numeric data");
+        }
+        return;
+    }
+    case H5T_ARRAY: array_type(ft, r); return;
+    default:
+        r->kind = H5P_K_ERROR;
+        snprintf(r->reason, sizeof r->reason, "unknown datatype class");
+        return;
+    }
+}
+
+void na_h5t_classify(hid_t ft, c_type_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->memtype = -1;
+    leaf_type0(ft, r);
+    if (r->per == 0)
+        r->per = 1;
+}
+
+#endif /* NA_HAVE_HDF5 */

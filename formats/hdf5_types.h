@@ -1,0 +1,34 @@
+/*
+ * hdf5_types.h - how the HDF5 reader's child (hdf5_child.c) maps an HDF5
+ * datatype to what nanaudit audits (hdf5_types.c). Internal to formats/;
+ * compiled only with libhdf5 (NA_HAVE_HDF5).
+ */
+#ifndef NA_HDF5_TYPES_H
+#define NA_HDF5_TYPES_H
+
+#include "hdf5_proto.h"
+
+#if NA_HAVE_HDF5
+#include <hdf5.h>
+
+/* Result of classifying one (member) type. */
+typedef struct c_type {
+    int kind;          /* H5P_K_TENSOR, _ERROR or _SKIP */
+    na_dtype_t dtype;
+    na_endian_t order;
+    hid_t memtype;     /* owned; -1 unless TENSOR */
+    uint32_t esize;    /* bytes of one scalar element */
+    uint64_t per;      /* scalars per element (array types), else 1 */
+    int adims;         /* array dims appended to the shape */
+    uint64_t adim[NA_MAX_NDIM];
+    char reason[300];
+} c_type_t;
+
+/* Classify a non-compound type ft: kind H5P_K_TENSOR with the stream's
+ * dtype, byte order and a memory type to read it with (owned by the
+ * caller: H5Tclose), H5P_K_ERROR (numeric but not auditable: reason) or
+ * H5P_K_SKIP (not numeric: reason). Rules in hdf5_types.c. */
+void na_h5t_classify(hid_t ft, c_type_t *r);
+
+#endif /* NA_HAVE_HDF5 */
+#endif /* NA_HDF5_TYPES_H */

@@ -92,8 +92,10 @@ static int int_range(na_dtype_t dt, double *lo, double *hi, unsigned *bytes)
 
 static int encode_int(na_dtype_t dt, double v, void *p)
 {
-    double lo, hi;
-    unsigned bytes;
+    /* initialised: int_range leaves them unset for a non-integer dtype,
+     * and gcc -fsanitize=address (scripts/test.sh stage 4) warns */
+    double lo = 0, hi = 0;
+    unsigned bytes = 0;
     int kind = int_range(dt, &lo, &hi, &bytes);
     int over = 0;
     double r = isnan(v) ? 0.0 : rint(v);

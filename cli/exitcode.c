@@ -10,20 +10,11 @@
  */
 #include "cli.h"
 
+/* The mapping itself lives with the statuses (lib/status.c), so the
+ * library's documentation and the CLI cannot disagree. */
 int cli_exit_for_status(na_status_t s)
 {
-    switch (s) {
-    case NA_OK: return 0;
-    case NA_E_USAGE: return 2;
-    case NA_E_IO:
-    case NA_E_FORMAT:
-    case NA_E_UNSUPPORTED:
-    case NA_E_NOTFOUND: return 3;
-    case NA_E_NOMEM:
-    case NA_E_WRITE:
-    case NA_E_INTERNAL:
-    default: return 4;
-    }
+    return na_status_exit_code(s);
 }
 
 /* Rank of a code in the precedence; unknown codes rank as internal. */

@@ -335,15 +335,6 @@ static na_status_t describe(gscan_t *s, na_err_t *err)
     return NA_OK;
 }
 
-static void result_reset(na_result_t *r, double K)
-{
-    memset(r, 0, sizeof *r);
-    na_stats_init(&r->st);
-    r->std = NAN;
-    r->threshold = K;
-    r->outliers_checked = K > 0;
-    r->first_pos_inf = r->first_neg_inf = UINT64_MAX;
-}
 
 /* Geometry, scratch and result arrays: as scan_pass.c's scan_alloc. */
 static na_status_t gscan_alloc(gscan_t *s, na_err_t *err)
@@ -389,7 +380,7 @@ static na_status_t cuda_scan(void *self, const na_tensor_t *t, const na_scan_opt
         na_scan_opts_init(&defaults);
         o = &defaults;
     }
-    result_reset(r, o->zscore);
+    na_k_result_reset(r, o->zscore);
     gscan_t s;
     memset(&s, 0, sizeof s);
     s.g = self;
@@ -437,7 +428,7 @@ static na_status_t cuda_scan(void *self, const na_tensor_t *t, const na_scan_opt
     free(s.wmax);
     if (st != NA_OK) {
         na_result_free(r);
-        result_reset(r, o->zscore);
+        na_k_result_reset(r, o->zscore);
     }
     return st;
 }

@@ -10,6 +10,7 @@
  */
 #include "nanaudit.h"
 
+#include "report_util.h"
 #include <jansson.h>
 #include <math.h>   /* isfinite */
 #include <stdlib.h> /* malloc, free */
@@ -17,7 +18,7 @@
 /* A JSON string for arbitrary bytes. jansson refuses invalid UTF-8, and a
  * path or name from a file may hold any bytes: those go through
  * na_escape_text, which turns invalid sequences into \xHH. */
-static json_t *jstr(const char *s)
+json_t *na_json_text(const char *s)
 {
     if (!s)
         return json_null();
@@ -34,6 +35,8 @@ static json_t *jstr(const char *s)
     free(buf);
     return j;
 }
+
+static json_t *jstr(const char *s) { return na_json_text(s); }
 
 static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 static json_t *juint(uint64_t v) { return json_integer((json_int_t)v); }

@@ -18,6 +18,7 @@
  */
 #include "nanaudit.h"
 
+#include "report_util.h"
 #include <jansson.h>
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* strlen, strchr */
@@ -25,21 +26,7 @@
 #define SARIF_SCHEMA "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #define RULE_UNREADABLE NA_K_COUNT /* rule index of "unreadable" */
 
-static json_t *jstr(const char *s)
-{
-    json_t *j = json_string(s ? s : "");
-    if (j)
-        return j;
-    char probe[1];
-    size_t need = na_escape_text(s, probe, sizeof probe) + 1;
-    char *buf = malloc(need);
-    if (!buf)
-        return NULL;
-    na_escape_text(s, buf, need);
-    j = json_string(buf);
-    free(buf);
-    return j;
-}
+static json_t *jstr(const char *s) { return na_json_text(s ? s : ""); }
 
 /* RFC 3986 URI reference for a path: unreserved characters and '/' stay,
  * every other byte is %HH (so spaces, '%', '#', '?' and non-ASCII bytes

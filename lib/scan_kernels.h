@@ -81,6 +81,11 @@ const unsigned char *na_k_host_block(const na_kctx_t *k, const unsigned char *bl
  * for dtypes the engine cannot decode; NA_E_INTERNAL for a layout whose
  * element does not fit in its stride. */
 na_status_t na_k_setup(na_kctx_t *k, const na_tensor_t *t, na_err_t *err);
+/* Empty result for a scan with z-score K: zero counts, NaN statistics,
+ * no locations, first_pos_inf/first_neg_inf = UINT64_MAX. Shared by the
+ * CPU (scan_pass.c) and CUDA (gpu/cuda_host.c) drivers. */
+void na_k_result_reset(na_result_t *r, double K);
+
 
 /* Pass 1 over one block of n <= NA_BLOCK_ELEMS elements: counts and
  * two-pass statistics (block mean, then sum of squared deviations). */

@@ -381,7 +381,7 @@ static na_status_t pass2(scan_t *s, na_result_t *r, na_err_t *err)
     return NA_OK;
 }
 
-static void result_reset(na_result_t *r, double K)
+void na_k_result_reset(na_result_t *r, double K)
 {
     memset(r, 0, sizeof *r);
     na_stats_init(&r->st);
@@ -399,7 +399,7 @@ na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o, na_res
         na_scan_opts_init(&defaults);
         o = &defaults;
     }
-    result_reset(r, o->zscore);
+    na_k_result_reset(r, o->zscore);
     scan_t s;
     memset(&s, 0, sizeof s);
     s.t = t;
@@ -435,7 +435,7 @@ na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o, na_res
     scan_free(&s);
     if (st != NA_OK) {
         na_result_free(r);
-        result_reset(r, o->zscore);
+        na_k_result_reset(r, o->zscore);
     }
     return st;
 }

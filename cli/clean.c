@@ -110,6 +110,7 @@ typedef struct crun {
     na_sha_t *sha;          /* hashing the input during the write pass */
     uint64_t hashed;
     int gap;
+    size_t *group;          /* per entry: 1 + its --together group, or 0 */
 } crun_t;
 
 /* Wrap t's source so that reads are hashed (when hashing). */
@@ -219,6 +220,9 @@ static int settle_options(crun_t *c)
                          "shape); use %s, or --samples if axis 0 is a sample axis",
                          c->eng.nonfinite == NA_NF_DROP ? "--nonfinite" : "--outliers",
                          c->eng.nonfinite == NA_NF_DROP ? "--nonfinite zero" : "--outliers clip");
+    if (co->n_together && !c->samples)
+        return cli_usage(CLI_CLEAN, "--together needs --samples (%s tensors are weights, "
+                         "without a sample axis)", fmt);
     if (co->range_given && c->eng.normalize != NA_NORM_MINMAX)
         return cli_usage(CLI_CLEAN, "--feature-range needs --normalize minmax");
     return 0;
@@ -320,6 +324,158 @@ static int fit_all(crun_t *c)
     return rc;
 }
 
+/* 1 when name matches an element of the --together value spec. */
+static int together_match(const char *spec, const char *name)
+{
+    char el[1024];
+    for (const char *p = spec; *p;) {
+        size_t L = strcspn(p, ",");
+        snprintf(el, sizeof el, "%.*s", (int)L, p);
+        if (fnmatch(el, name, 0) == 0)
+            return 1;
+        p += L + (p[L] == ',');
+    }
+    return 0;
+}
+
+/* Fit entry i again with the rows of u (a partner's drops) gone before
+ * step 1 (NA_CLEAN_ROW_JOINT); rows it dropped itself last time are left
+ * to its own steps, so its report says why. 0, or an exit code. */
+static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
+{
+    cli_clean_entry_t *e = &c->r.e[i];
+    na_tensor_t t;
+    na_err_t err = {{0}};
+    uint64_t rows = e->ct.rows;
+    uint8_t *own = malloc(rows ? (size_t)rows : 1);
+    if (!own) {
+        cli_error(c->r.input, "out of memory");
+        return 4;
+    }
+    for (uint64_t r = 0; r < rows; r++)
+        own[r] = e->ct.row_state[r] == 1 || e->ct.row_state[r] == 2;
+    na_clean_tensor_free(&e->ct);
+    memset(&e->ct, 0, sizeof e->ct);
+    na_status_t st = na_input_tensor(c->in, i, &t, &err);
+    if (st == NA_OK)
+        st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
+    if (st == NA_OK && c->params) {
+        char why[NA_ERR_LEN];
+        if (cli_params_apply(c->params, t.name, &e->ct, why, sizeof why)) {
+            cli_error(c->o->clean.apply_params, "%s", why);
+            free(own);
+            return 2;
+        }
+    }
+    if (st == NA_OK) {
+        for (uint64_t r = 0; r < rows; r++)
+            if (u[r] && !own[r])
+                e->ct.row_state[r] = NA_CLEAN_ROW_JOINT;
+        st = na_clean_fit(&t, &c->eng, &e->ct, &err);
+    }
+    free(own);
+    if (st != NA_OK) {
+        cli_error(c->r.input, "%s", err.msg);
+        return cli_exit_for_status(st);
+    }
+    return 0;
+}
+
+/* --together (issue 4): check the groups, then drop the union of the
+ * members' dropped samples from every member. Refitting a member can
+ * drop more rows (its statistics change without the partners' rows), so
+ * this repeats until every member drops exactly the union; the union
+ * only grows and is bounded by the rows, so it ends. 0 or an exit code
+ * (2 for a bad group). */
+static int join_groups(crun_t *c)
+{
+    const cli_clean_opts_t *co = &c->o->clean;
+    if (!co->n_together)
+        return 0;
+    c->group = calloc(c->r.n ? c->r.n : 1, sizeof *c->group);
+    if (!c->group) {
+        cli_error(c->r.input, "out of memory");
+        return 4;
+    }
+    for (size_t g = 0; g < co->n_together; g++) {
+        const char *spec = co->together[g];
+        /* Every element must name something. */
+        char el[1024];
+        for (const char *p = spec; *p;) {
+            size_t L = strcspn(p, ","), hit = 0;
+            snprintf(el, sizeof el, "%.*s", (int)L, p);
+            for (size_t i = 0; i < c->r.n && !hit; i++)
+                hit = fnmatch(el, c->r.e[i].name, 0) == 0;
+            if (!hit) {
+                cli_error(c->r.input, "--together: '%s' matches no tensor", el);
+                return 2;
+            }
+            p += L + (p[L] == ',');
+        }
+        size_t first = SIZE_MAX, count = 0;
+        for (size_t i = 0; i < c->r.n; i++) {
+            cli_clean_entry_t *e = &c->r.e[i];
+            if (!together_match(spec, e->name))
+                continue;
+            if (c->group[i]) {
+                cli_error(c->r.input, "--together: '%s' is in two groups ('%s' and '%s')",
+                          e->name, co->together[c->group[i] - 1], spec);
+                return 2;
+            }
+            if (!e->cleaned) {
+                cli_error(c->r.input, "--together: '%s' is not cleaned (%s), so it cannot lose "
+                          "samples with its partners", e->name, e->reason);
+                return 2;
+            }
+            if (first != SIZE_MAX && e->ct.rows != c->r.e[first].ct.rows) {
+                cli_error(c->r.input, "--together: '%s' has %llu samples and '%s' %llu; "
+                          "grouped tensors must share the sample axis", c->r.e[first].name,
+                          (unsigned long long)c->r.e[first].ct.rows, e->name,
+                          (unsigned long long)e->ct.rows);
+                return 2;
+            }
+            if (first == SIZE_MAX)
+                first = i;
+            c->group[i] = g + 1;
+            count++;
+        }
+        if (count < 2) {
+            cli_error(c->r.input, "--together '%s' names one tensor ('%s'); give the tensors "
+                      "that share its sample axis", spec, c->r.e[first].name);
+            return 2;
+        }
+        uint64_t rows = c->r.e[first].ct.rows;
+        uint8_t *u = calloc(rows ? (size_t)rows : 1, 1);
+        if (!u) {
+            cli_error(c->r.input, "out of memory");
+            return 4;
+        }
+        for (int again = 1; again;) {
+            again = 0;
+            for (size_t i = 0; i < c->r.n; i++)
+                for (uint64_t r = 0; c->group[i] == g + 1 && r < rows; r++)
+                    u[r] |= c->r.e[i].ct.row_state[r] != 0;
+            for (size_t i = 0; i < c->r.n; i++) {
+                if (c->group[i] != g + 1)
+                    continue;
+                int same = 1;
+                for (uint64_t r = 0; r < rows && same; r++)
+                    same = u[r] == (c->r.e[i].ct.row_state[r] != 0);
+                if (same)
+                    continue;
+                int rc = refit_joint(c, i, u);
+                if (rc) {
+                    free(u);
+                    return rc;
+                }
+                again = 1;
+            }
+        }
+        free(u);
+    }
+    return 0;
+}
+
 /* --max-drop-fraction and misalignment: 0, 1 (refused) or 2. */
 static int guard_rails(crun_t *c)
 {
@@ -331,6 +487,16 @@ static int guard_rails(crun_t *c)
         double f1 = (double)ct->dropped_nf / (double)ct->rows;
         uint64_t left = ct->rows - ct->dropped_nf;
         double f2 = left ? (double)ct->dropped_out / (double)left : 0.0;
+        double fj = (double)ct->dropped_joint / (double)ct->rows;
+        if (fj > c->o->clean.max_drop) {
+            snprintf(c->r.refused, sizeof c->r.refused,
+                     "tensor '%.200s': its --together partners would drop %llu of %llu samples "
+                     "(%.1f%%), more than --max-drop-fraction %g",
+                     e->name, (unsigned long long)ct->dropped_joint, (unsigned long long)ct->rows,
+                     100.0 * fj, c->o->clean.max_drop);
+            cli_error(c->r.input, "%s; nothing written", c->r.refused);
+            return 1;
+        }
         if (f1 > c->o->clean.max_drop || f2 > c->o->clean.max_drop) {
             int nf = f1 > c->o->clean.max_drop;
             snprintf(c->r.refused, sizeof c->r.refused,
@@ -343,15 +509,20 @@ static int guard_rails(crun_t *c)
             cli_error(c->r.input, "%s; nothing written", c->r.refused);
             return 1;
         }
-        if (ct->dropped_nf + ct->dropped_out == 0 || c->o->clean.allow_misaligned)
+        if (ct->dropped_nf + ct->dropped_out + ct->dropped_joint == 0 ||
+            c->o->clean.allow_misaligned)
             continue;
         for (size_t j = 0; j < c->r.n; j++) {
             const cli_clean_entry_t *o2 = &c->r.e[j];
             if (j == i || o2->ndim < 1 || o2->shape[0] != ct->rows || e->ndim < 1)
                 continue;
+            if (c->group && c->group[i] && c->group[i] == c->group[j])
+                continue; /* dropped jointly by join_groups */
             cli_error(c->r.input, "dropping %llu samples from '%s' would misalign it with '%s' "
-                      "(both have %llu rows); use --allow-misaligned if they are unrelated",
-                      (unsigned long long)(ct->dropped_nf + ct->dropped_out), e->name, o2->name,
+                      "(both have %llu rows); use --allow-misaligned if they are unrelated, "
+                      "--together to drop from both",
+                      (unsigned long long)(ct->dropped_nf + ct->dropped_out + ct->dropped_joint),
+                      e->name, o2->name,
                       (unsigned long long)ct->rows);
             return 2;
         }
@@ -678,6 +849,7 @@ static int finish(crun_t *c, int rc)
     free(c->r.e);
     na_input_close(c->in);
     json_decref(c->params);
+    free(c->group);
     return rc;
 }
 
@@ -724,6 +896,9 @@ int cli_clean(const cli_opts_t *o)
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);
+    int jg = join_groups(&c);
+    if (jg)
+        return finish(&c, jg);
     int g = guard_rails(&c);
     if (g)
         return finish(&c, cli_exit_merge(rc, g));

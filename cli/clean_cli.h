@@ -23,6 +23,8 @@ typedef struct cli_clean_opts {
     const char *save_params, *apply_params;
     const char **include, **exclude; /* argv pointers */
     size_t n_include, n_exclude;
+    const char **together;      /* --together values (argv pointers), one group each */
+    size_t n_together;
 } cli_clean_opts_t;
 
 void cli_clean_opts_init(cli_clean_opts_t *c);
@@ -47,6 +49,7 @@ int cli_set_force(struct cli_opts *o, const char *a, const char *n);
 int cli_set_include(struct cli_opts *o, const char *a, const char *n);
 int cli_set_exclude(struct cli_opts *o, const char *a, const char *n);
 int cli_set_allow_misaligned(struct cli_opts *o, const char *a, const char *n);
+int cli_set_together(struct cli_opts *o, const char *a, const char *n);
 int cli_set_no_fsync(struct cli_opts *o, const char *a, const char *n);
 
 /* The text of `nanaudit clean --help` before the option list. */

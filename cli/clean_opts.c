@@ -25,7 +25,9 @@ void cli_clean_opts_free(cli_clean_opts_t *c)
 {
     free(c->include);
     free(c->exclude);
+    free(c->together);
     c->include = c->exclude = NULL;
+    c->together = NULL;
 }
 
 /* Whole-string finite double. */
@@ -185,6 +187,17 @@ int cli_set_include(cli_opts_t *o, const char *a, const char *n)
 int cli_set_exclude(cli_opts_t *o, const char *a, const char *n)
 {
     return add_glob(o, &o->clean.exclude, &o->clean.n_exclude, a, n);
+}
+
+/* --together NAME,NAME..: one group per occurrence; each element is a
+ * name or a glob (fnmatch). Empty elements are refused here; elements
+ * that match nothing are refused once the input is open (cli/clean.c). */
+int cli_set_together(cli_opts_t *o, const char *a, const char *n)
+{
+    size_t L = strlen(a);
+    if (!L || a[0] == ',' || a[L - 1] == ',' || strstr(a, ",,"))
+        return BAD(o, n, a, "a comma-separated list of tensor names or globs");
+    return add_glob(o, &o->clean.together, &o->clean.n_together, a, n);
 }
 
 const char cli_clean_help_head[] =

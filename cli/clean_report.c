@@ -10,11 +10,13 @@
  *      "reason", "dtype", "out_dtype", "shape", "out_shape", "samples",
  *      "features", "passes", "nonfinite_replaced", "outliers_replaced",
  *      "clipped", "set_nan", "overflow", "samples_dropped": {"nonfinite",
- *      "outliers", "total", "first"}, "before": STATS, "after": STATS,
+ *      "outliers", "together", "total", "first"}, "before": STATS, "after": STATS,
  *      "warnings": [..]}],
  *    "exit_code"}
  * STATS: {"elements", "finite", "nan", "pos_inf", "neg_inf", "min",
- * "max", "mean", "std"} with null for undefined values.
+ * "max", "mean", "std"} with null for undefined values. Documented in
+ * docs/json-schema.md, "Clean report" (tests/cli/clean_report_schema.sh
+ * keeps the two in step).
  */
 #include "cli.h"
 #include "clean_report.h"
@@ -87,7 +89,8 @@ static json_t *jentry(const cli_clean_entry_t *e)
     json_t *d = json_object(), *first = json_array();
     json_object_set_new(d, "nonfinite", juint(ct->dropped_nf));
     json_object_set_new(d, "outliers", juint(ct->dropped_out));
-    json_object_set_new(d, "total", juint(ct->dropped_nf + ct->dropped_out));
+    json_object_set_new(d, "together", juint(ct->dropped_joint));
+    json_object_set_new(d, "total", juint(ct->dropped_nf + ct->dropped_out + ct->dropped_joint));
     for (size_t i = 0; i < ct->n_drop_idx; i++)
         json_array_append_new(first, juint(ct->drop_idx[i]));
     json_object_set_new(d, "first", first);
@@ -161,9 +164,10 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
                     nm, na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
                     (unsigned long long)ct->rows, ct->passes);
         if (e->samples) /* weights never drop */
-            fprintf(out, "    dropped %llu samples (non-finite %llu, outliers %llu)",
-                    (unsigned long long)(ct->dropped_nf + ct->dropped_out),
-                    (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out);
+            fprintf(out, "    dropped %llu samples (non-finite %llu, outliers %llu, together %llu)",
+                    (unsigned long long)(ct->dropped_nf + ct->dropped_out + ct->dropped_joint),
+                    (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out,
+                    (unsigned long long)ct->dropped_joint);
         if (ct->n_drop_idx) {
             fputs(", first", out);
             for (size_t k = 0; k < ct->n_drop_idx; k++)

@@ -71,7 +71,9 @@ static int print_tensors(na_input_t *in)
             if (!name)
                 return 4;
             shape_str(shape, sizeof shape, &t);
-            const char *dt = na_dtype_name(t.stored ? t.stored : t.dtype);
+            na_dtype_t dtv = t.stored ? t.stored : t.dtype;
+            /* non-numeric members have no dtype: "?" as in scan's table */
+            const char *dt = dtv == NA_DT_INVALID ? "?" : na_dtype_name(dtv);
             if (!pass) {
                 wd = strlen(dt) > wd ? strlen(dt) : wd;
                 wn = cols(name) > wn ? cols(name) : wn;

@@ -43,6 +43,7 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cli_sigbus_install();
     int rc = dispatch(argc, argv);
     /* A failed write to stdout (a full disk, a closed pipe) is exit 4. */
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -221,6 +221,14 @@ static int set_missing(cli_opts_t *o, const char *a, const char *n)
     return 0;
 }
 
+static int set_attributes(cli_opts_t *o, const char *a, const char *n)
+{
+    (void)a;
+    (void)n;
+    o->open.attributes = 1;
+    return 0;
+}
+
 static int set_device(cli_opts_t *o, const char *a, const char *n)
 {
     if (cli_device_parse(a, &o->device, &o->device_ordinal))
@@ -277,6 +285,10 @@ static const cli_option_t opts[] = {
     {"no-fsync", 0, NULL, C, cli_set_no_fsync,
      "skip fsync of the output and its directory (faster; after a power loss the renamed "
      "file may be empty or partial)"},
+    {"together", 0, "LIST", C, cli_set_together,
+     "tensors that share the sample axis (comma-separated names or globs; repeatable, one "
+     "group each): a sample dropped from one is dropped from all; they must all be cleaned "
+     "and have the same number of rows"},
     {"allow-misaligned", 0, NULL, C, cli_set_allow_misaligned,
      "allow dropping samples from a tensor when another tensor has the same number of "
      "rows (refused by default: it would misalign them)"},
@@ -340,6 +352,9 @@ static const cli_option_t opts[] = {
     {"missing", 0, "MODE", S, set_missing,
      "HDF5/netCDF: auto (default) counts finite values equal to a dataset's _FillValue or "
      "missing_value attribute as 'missing', outside the statistics; none ignores them"},
+    {"attributes", 0, NULL, S, set_attributes,
+     "HDF5: also audit numeric attributes, each as OBJECT_PATH@NAME (/grp/ds@scale, "
+     "/@version for the root group); string attributes are listed as skipped"},
     {"hdf5-timeout", 0, "SECONDS", S | I, set_hdf5_timeout,
      "HDF5: stop the libhdf5 reader process when one answer takes longer (default 60, "
      "0 = no limit); that file is then an error (exit 3)"},

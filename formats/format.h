@@ -64,6 +64,9 @@ typedef struct na_open_opts {
     int missing_mode;
     /* HDF5: threads that inflate chunks (--threads); 0 = all cores. */
     int threads;
+    /* HDF5: also audit numeric attributes, as OBJECT_PATH@NAME
+     * (--attributes); 0 = datasets only. */
+    int attributes;
 } na_open_opts_t;
 enum { NA_MISSING_AUTO = 0, NA_MISSING_NONE = 1 };
 #define NA_RAW_TO_EOF UINT64_MAX

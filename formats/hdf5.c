@@ -57,6 +57,7 @@ struct h5_input {
     int threads;        /* inflate threads (--threads), 0 = all */
     int timeout_ms;     /* per answer; -1 = none */
     int use_missing;
+    int attributes; /* --attributes */
     char *dead;         /* set once the child is gone: the message */
     na_status_t dead_st;
     size_t n, cap;      /* tensor-like entries (not notes) */
@@ -458,7 +459,7 @@ static na_status_t h5_spawn(h5_input_t *h, const char *path, na_err_t *err)
         /* Stop with us: a child left behind would hold the file. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         signal(SIGPIPE, SIG_IGN);
-        na_h5c_main(path, sv[1], h->shm, h->shm_bytes + H5_SHM_SLACK);
+        na_h5c_main(path, sv[1], h->shm, h->shm_bytes + H5_SHM_SLACK, h->attributes);
     }
     close(sv[1]);
     h->pid = pid;
@@ -489,6 +490,7 @@ static na_status_t h5_open(const char *path, int fd, const na_open_opts_t *o, na
     h->shm_bytes = o->window_bytes > H5_DEFAULT_SHM ? o->window_bytes : H5_DEFAULT_SHM;
     h->timeout_ms = o->hdf5_timeout > 0 ? (int)(o->hdf5_timeout * 1000.0 + 0.5) : -1;
     h->use_missing = o->missing_mode != NA_MISSING_NONE;
+    h->attributes = o->attributes;
     h->threads = o->threads;
     /* Benchmarks and the identity test compare with libhdf5's own path. */
     h->serial = getenv("NANAUDIT_HDF5_SERIAL") != NULL;

@@ -75,7 +75,8 @@ int na_h5p_recv_all(int fd, void *buf, uint64_t len)
 
 /* One servable entry: how to read it. */
 typedef struct c_ent {
-    char *dset;      /* dataset path */
+    char *dset;      /* dataset path (of the owning object for an attribute) */
+    char *attr;      /* attribute name (--attributes), or NULL for the dataset */
     hid_t memtype;   /* memory type of one dataset element */
     uint32_t esize;  /* bytes of one stream element */
     uint64_t per;    /* stream elements per dataset element (array types) */
@@ -103,6 +104,7 @@ typedef struct child {
     size_t seen_cap, seen_n;
     hid_t cur;            /* dataset open for reading, or -1 */
     size_t cur_ent;
+    int attributes;       /* --attributes: list numeric attributes too */
 } child_t;
 
 static void c_die(child_t *c) __attribute__((noreturn));
@@ -227,6 +229,7 @@ static int seen_before(child_t *c, haddr_t addr)
 
 typedef struct c_ds {
     const char *path;
+    const char *attr;       /* attribute of path, or NULL: the dataset */
     int ndim;
     uint64_t shape[NA_MAX_NDIM];
     uint64_t elements;
@@ -421,9 +424,9 @@ static void ds_missing(hid_t dset, c_ds_t *d)
     }
 }
 
-static int ds_space(hid_t dset, c_ds_t *d, char *why, size_t cap)
+/* Shape of dataspace sp (consumed) into d; -1 with why set on failure. */
+static int sp_shape(hid_t sp, c_ds_t *d, char *why, size_t cap)
 {
-    hid_t sp = H5Dget_space(dset);
     if (sp < 0) {
         h5_cause(why, cap);
         return -1;
@@ -452,6 +455,11 @@ static int ds_space(hid_t dset, c_ds_t *d, char *why, size_t cap)
     }
     H5Sclose(sp);
     return 0;
+}
+
+static int ds_space(hid_t dset, c_ds_t *d, char *why, size_t cap)
+{
+    return sp_shape(H5Dget_space(dset), d, why, cap);
 }
 
 /* Memory type for member path names[0..depth) of a compound, whose leaf
@@ -562,6 +570,9 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     H5Eclear2(H5E_DEFAULT);
     if (ok) {
         serve.dset = strdup(d->path);
+        serve.attr = d->attr != NULL ? strdup(d->attr) : NULL;
+        if (d->attr != NULL && serve.attr == NULL)
+            c_die(w->c);
         serve.memtype = nest_memtype(w->names, w->depth, ty->memtype);
         ty->memtype = -1;
         serve.esize = ty->esize;
@@ -667,6 +678,89 @@ static void c_error_entry(child_t *c, const char *path, uint32_t st, const char 
     c_send_entry(c, path, &o, NULL);
 }
 
+/* ---- attributes (--attributes) ------------------------------------------ */
+
+typedef struct c_anames {
+    size_t n, cap;
+    char **v;
+} c_anames_t;
+
+static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *ai, void *ud);
+
+/* The attributes of object obj (path opath), in name order (the order
+ * h5py's .attrs and h5dump show), each as an entry OPATH@NAME: "@" cannot
+ * clash with a dataset path, whose components HDF5 separates by "/", and
+ * the root group's are "/@NAME". Same type rules as datasets: numeric
+ * ones are audited, compound ones per field, strings are skipped. */
+static void visit_attrs(child_t *c, hid_t obj, const char *opath)
+{
+    if (!c->attributes)
+        return;
+    c_anames_t nm = {0, 0, NULL};
+    hsize_t idx = 0;
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &nm) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        c_note(c, "%s: attributes cannot be listed", opath);
+    }
+    for (size_t i = 0; i < nm.n; i++) {
+        size_t len = strlen(opath) + strlen(nm.v[i]) + 2;
+        char *full = malloc(len);
+        if (full == NULL)
+            c_die(c);
+        snprintf(full, len, "%s@%s", opath, nm.v[i]);
+        hid_t a = H5Aopen(obj, nm.v[i], H5P_DEFAULT);
+        hid_t at = a >= 0 ? H5Aget_type(a) : -1;
+        c_ds_t d;
+        memset(&d, 0, sizeof d);
+        d.path = opath;
+        d.attr = nm.v[i];
+        d.unalloc = -1;
+        d.full = 1; /* H5Aread writes every element */
+        d.ftype = at;
+        char why[300];
+        if (at < 0 || sp_shape(H5Aget_space(a), &d, why, sizeof why) < 0) {
+            char cause[200];
+            h5_cause(cause, sizeof cause);
+            snprintf(why, sizeof why, "cannot read the attribute: %s", cause);
+            c_error_entry(c, full, NA_E_FORMAT, why);
+        } else {
+            d.storage = H5Aget_storage_size(a);
+            c_walk_t w;
+            memset(&w, 0, sizeof w);
+            w.c = c;
+            w.d = &d;
+            emit_type(&w, full, at);
+        }
+        if (at >= 0)
+            H5Tclose(at);
+        if (a >= 0)
+            H5Aclose(a);
+        H5Eclear2(H5E_DEFAULT);
+        free(full);
+        free(nm.v[i]);
+    }
+    free(nm.v);
+}
+
+static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *ai, void *ud)
+{
+    (void)loc;
+    (void)ai;
+    c_anames_t *nm = ud;
+    if (nm->n == nm->cap) {
+        size_t nc = nm->cap ? nm->cap * 2 : 8;
+        char **nv = realloc(nm->v, nc * sizeof *nv);
+        if (nv == NULL)
+            return -1;
+        nm->v = nv;
+        nm->cap = nc;
+    }
+    if ((nm->v[nm->n] = strdup(name)) == NULL)
+        return -1;
+    nm->n++;
+    return 0;
+}
+
 static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *path)
 {
     char why[300];
@@ -704,6 +798,7 @@ static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *p
         w.d = &d;
         d.ftype = ft;
         emit_type(&w, path, ft);
+        visit_attrs(c, dset, path);
     }
     if (ft >= 0)
         H5Tclose(ft);
@@ -813,6 +908,7 @@ static void visit_group(child_t *c, hid_t g, const char *gpath, int depth)
 {
     c_names_t nm = {0, 0, NULL};
     hsize_t idx = 0;
+    visit_attrs(c, g, gpath); /* a group's attributes before its members */
     /* Name order: the order h5py and h5dump show; creation order is not
      * tracked in most files. */
     if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &nm) < 0) {
@@ -1032,6 +1128,37 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char
 
 static void c_fault(const char *when);
 
+/* An attribute is read whole (H5Aread has no selection) and the window
+ * moved to the start of the mapping; attributes are small (64 KiB in
+ * compact storage), one larger than the mapping is refused. */
+static void c_read_attr(child_t *c, c_ent_t *e, const h5p_read_t *rq)
+{
+    uint64_t total = 1;
+    for (int i = 0; i < e->ndim; i++)
+        total *= e->shape[i];
+    if (total > c->shm_bytes / ((uint64_t)e->esize * e->per)) {
+        c_fail(c, NA_E_UNSUPPORTED, "attribute of %llu elements is larger than the read buffer",
+               (unsigned long long)total);
+        return;
+    }
+    char cause[200] = "unknown libhdf5 error";
+    memset(c->shm, 0, total * e->esize * e->per);
+    hid_t a = H5Aopen_by_name(c->file, e->dset, e->attr, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = a < 0 ? -1 : H5Aread(a, e->memtype, c->shm);
+    if (r < 0)
+        h5_cause(cause, sizeof cause);
+    if (a >= 0)
+        H5Aclose(a);
+    if (r < 0) {
+        c_fail(c, NA_E_FORMAT, "reading the attribute failed: %s", cause);
+        return;
+    }
+    if (rq->first > 0)
+        memmove(c->shm, c->shm + rq->first * e->esize, rq->count * e->esize);
+    if (na_h5p_send(c->sock, H5P_DATA, 0, NULL, 0, NULL, 0) != 0)
+        c_die(c);
+}
+
 static void c_read(child_t *c, const h5p_read_t *rq)
 {
     c_fault("read");
@@ -1048,6 +1175,10 @@ static void c_read(child_t *c, const h5p_read_t *rq)
     if (hi - lo > c->shm_bytes / ((uint64_t)e->esize * e->per)) {
         c_fail(c, NA_E_INTERNAL, "read of %llu elements exceeds the shared buffer",
                (unsigned long long)rq->count);
+        return;
+    }
+    if (e->attr != NULL) {
+        c_read_attr(c, e, rq);
         return;
     }
     if (c_open_cur(c, rq->entry) < 0) {
@@ -1162,10 +1293,11 @@ static void c_fault(const char *when)
             pause();
 }
 
-void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes)
+void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, int attributes)
 {
     child_t c;
     memset(&c, 0, sizeof c);
+    c.attributes = attributes;
     c.sock = sock;
     c.shm = shm;
     c.shm_bytes = shm_bytes;
@@ -1217,8 +1349,9 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes)
 
 #else /* !NA_HAVE_HDF5 */
 
-void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes)
+void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, int attributes)
 {
+    (void)attributes;
     (void)path;
     (void)sock;
     (void)shm;

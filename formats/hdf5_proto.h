@@ -96,8 +96,9 @@ typedef struct h5p_read {
 } h5p_read_t;
 
 /* Child entry point: runs in the forked process, never returns. sock is
- * its end of the socketpair, shm/shm_bytes the shared mapping. */
-void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes)
+ * its end of the socketpair, shm/shm_bytes the shared mapping;
+ * attributes: also list numeric attributes (--attributes). */
+void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, int attributes)
     __attribute__((noreturn));
 
 /* Blocking full send / receive on a stream socket; 0 or -1 (peer gone). */

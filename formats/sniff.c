@@ -31,7 +31,7 @@
 #include <fcntl.h>    /* open, O_RDONLY, O_NONBLOCK */
 #include <jansson.h>  /* json_loadb */
 #include <stdlib.h>   /* malloc, free */
-#include <string.h>   /* memcmp, memmem, strerror */
+#include <string.h>   /* memcmp, memmem, strcmp, strerror */
 #include <sys/stat.h> /* stat, fstat, S_IS* */
 #include <unistd.h>   /* pread, close */
 
@@ -287,8 +287,14 @@ na_status_t na_probe_path(const char *path, int raw_mode, na_probe_t *p, int *fd
         *fd_out = -1;
     /* stat before open: opening a FIFO for reading blocks until a writer
      * appears, and opening a device can have side effects. */
-    if (stat(path, &sb) != 0)
+    if (stat(path, &sb) != 0) {
+        /* Many tools read stdin for "-"; say that we do not (mmap and the
+         * readers' seeks need a regular file) instead of a bare ENOENT. */
+        if (errno == ENOENT && strcmp(path, "-") == 0)
+            return na_err_set(err, NA_E_NOTFOUND, "%s (standard input is not read: give a "
+                              "file path; a file named '-' is ./-)", strerror(errno));
         return na_err_set(err, errno_status(errno), "%s", strerror(errno));
+    }
     if (!S_ISREG(sb.st_mode))
         return na_err_set(err, NA_E_IO, "not a regular file (%s)", file_type_str(sb.st_mode));
     /* O_NONBLOCK as well: the file could be swapped for a FIFO between

@@ -219,21 +219,23 @@ typedef struct counts {
     uint64_t replaced_nf, replaced_out, clipped, nanned, flagged, overflow;
 } counts_t;
 
-/* Apply step 1 to the chunk in place (rows already blanked are NaN and
- * pass through unchanged, since they are not finite). */
+/* Apply step 1 to the chunk (rows r0..r0+nr-1) in place. Rows gone
+ * before step 1 (states 1 and NA_CLEAN_ROW_JOINT, blanked to NaN) stay
+ * NaN, so no later statistic sees them; step-2 drops are filled like the
+ * others but, as every dropped row, not counted as replaced. */
 static void apply_step1(const na_clean_opts_t *o, const na_clean_tensor_t *ct, double *b,
-                        uint64_t nr, counts_t *c)
+                        uint64_t r0, uint64_t nr, counts_t *c)
 {
     if (o->nonfinite != NA_NF_ZERO && o->nonfinite != NA_NF_MEAN && o->nonfinite != NA_NF_VALUE)
         return;
     uint64_t replaced = 0;
 #pragma omp parallel for schedule(static) reduction(+ : replaced)
     for (uint64_t r = 0; r < nr; r++)
-        for (uint64_t j = 0; j < ct->width; j++) {
+        for (uint64_t j = 0; j < ct->width && !(ct->row_state[r0 + r] & 1); j++) {
             double *x = &b[r * ct->width + j];
             int rep = 0;
             *x = step1(o, feat_of(ct, j), *x, &rep);
-            replaced += (uint64_t)rep;
+            replaced += (uint64_t)(rep && !ct->row_state[r0 + r]);
         }
     if (c)
         c->replaced_nf += replaced;
@@ -453,6 +455,7 @@ typedef struct fit {
     int with_before;          /* accumulate ct->before */
     int mark_nf;              /* mark rows with a non-finite value (step-1 drop) */
     int want_s1;              /* accumulate s1 over the rows kept so far */
+    uint64_t joint;           /* rows marked NA_CLEAN_ROW_JOINT by the caller */
     /* radix selection (--mad) */
     int mad_stage;            /* 0 median of values, 1 MAD of |v - median| */
     unsigned bits, done;      /* digit width, key bits fixed so far */
@@ -471,14 +474,21 @@ static na_status_t pass_a(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err
     fit_t *F = ctx;
     na_clean_tensor_t *ct = F->ct;
     /* One feature: its statistics are the tensor's (copied by the fit). */
-    if (F->with_before && ct->nfeat > 1)
+    if (F->with_before && (ct->nfeat > 1 || F->joint))
         accum(&ct->before, b, nr * ct->width, 1, 0);
+    /* Rows a --together partner dropped: gone before step 1. They are
+     * blanked to NaN here and their NaN taken out of s0 after the pass
+     * (fit_joint_fix), so s0 counts only the rows that remain. */
+    if (F->joint)
+        blank_rows(ct, b, r0, nr, NA_CLEAN_ROW_JOINT);
     accum_feats(ct, F->s0, b, nr);
     if (!F->mark_nf)
         return NA_OK;
     for (uint64_t r = 0; r < nr; r++) {
         double *row = &b[r * ct->width];
         int bad = 0;
+        if (ct->row_state[r0 + r] == NA_CLEAN_ROW_JOINT)
+            continue;
         for (uint64_t j = 0; j < ct->width && !bad; j++)
             bad = !isfinite(row[j]) && !feat_of(ct, j)->passthrough;
         if (bad) {
@@ -496,7 +506,7 @@ static na_status_t pass_a(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err
 static na_status_t pass_s2(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err_t *err)
 {
     fit_t *F = ctx;
-    apply_step1(F->o, F->ct, b, nr, NULL);
+    apply_step1(F->o, F->ct, b, r0, nr, NULL);
     apply_step2(F->o, F->ct, b, r0, nr, 1, NULL);
     if (F->s2)
         accum_feats(F->ct, F->s2, b, nr);
@@ -532,7 +542,7 @@ static na_status_t pass_radix(void *ctx, double *b, uint64_t r0, uint64_t nr, na
 {
     fit_t *F = ctx;
     na_clean_tensor_t *ct = F->ct;
-    apply_step1(F->o, ct, b, nr, NULL);
+    apply_step1(F->o, ct, b, r0, nr, NULL);
     unsigned shift = 64 - F->done - F->bits;
     uint64_t dmask = ((uint64_t)1 << F->bits) - 1;
     for (uint64_t r = 0; r < nr; r++)
@@ -557,7 +567,7 @@ static na_status_t pass_upper(void *ctx, double *b, uint64_t r0, uint64_t nr, na
 {
     fit_t *F = ctx;
     na_clean_tensor_t *ct = F->ct;
-    apply_step1(F->o, ct, b, nr, NULL);
+    apply_step1(F->o, ct, b, r0, nr, NULL);
     for (uint64_t r = 0; r < nr; r++)
         for (uint64_t j = 0; j < ct->width; j++) {
             double v = b[r * ct->width + j];
@@ -716,9 +726,22 @@ static void fit_free(fit_t *F)
     free(F->s2);
 }
 
+/* Take the NaN that pass A put in the partners' rows (NA_CLEAN_ROW_JOINT)
+ * back out of s0: each such row gave every feature one NaN per element of
+ * the row that belongs to it (width with one global feature, else 1). */
+static void fit_joint_fix(fit_t *F)
+{
+    na_clean_tensor_t *ct = F->ct;
+    uint64_t per = F->joint * (ct->nfeat == 1 ? ct->width : 1);
+    for (uint64_t f = 0; f < ct->nfeat && per; f++) {
+        F->s0[f].nan -= per;
+        F->s0[f].elements -= per;
+    }
+}
+
 static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
 {
-    ct->dropped_nf = ct->dropped_out = 0;
+    ct->dropped_nf = ct->dropped_out = ct->dropped_joint = 0;
     size_t cap = o->max_locations;
     free(ct->drop_idx);
     ct->drop_idx = cap ? malloc(cap * sizeof *ct->drop_idx) : NULL;
@@ -729,12 +752,14 @@ static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
             continue;
         if (s == 1)
             ct->dropped_nf++;
+        else if (s == NA_CLEAN_ROW_JOINT)
+            ct->dropped_joint++;
         else
             ct->dropped_out++;
         if (ct->drop_idx && ct->n_drop_idx < cap)
             ct->drop_idx[ct->n_drop_idx++] = r;
     }
-    ct->out_rows = ct->rows - ct->dropped_nf - ct->dropped_out;
+    ct->out_rows = ct->rows - ct->dropped_nf - ct->dropped_out - ct->dropped_joint;
     if (o->samples && ct->ndim >= 1 && ct->rows > 0)
         ct->out_shape[0] = ct->out_rows;
 }
@@ -760,6 +785,8 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
         na_stats_init(&F.s2[f]);
     }
     int nf_drop = o->nonfinite == NA_NF_DROP;
+    for (uint64_t r = 0; r < ct->rows; r++)
+        F.joint += ct->row_state[r] == NA_CLEAN_ROW_JOINT;
     /* Pass A. With fixed parameters the passthrough features are known;
      * otherwise we assume none and check afterwards. */
     F.with_before = 1;
@@ -768,8 +795,9 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     na_status_t st = run_pass(t, o, ct, 0, pass_a, &F, err);
     if (st != NA_OK)
         goto out;
-    if (nf == 1)
+    if (nf == 1 && !F.joint)
         ct->before = F.s0[0];
+    fit_joint_fix(&F);
     int any_pass = 0;
     for (uint64_t f = 0; f < nf; f++) {
         if (!ct->fixed)
@@ -780,7 +808,9 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     if (nf_drop && any_pass && !ct->fixed) {
         /* Re-mark ignoring the features with no finite value (issue 4:
          * they must not empty the dataset). */
-        memset(ct->row_state, 0, (size_t)ct->rows);
+        for (uint64_t r = 0; r < ct->rows; r++)
+            if (ct->row_state[r] == 1)
+                ct->row_state[r] = 0; /* partners' marks stay */
         for (uint64_t f = 0; f < nf; f++) {
             na_stats_init(&F.s0[f]);
             na_stats_init(&F.s1[f]);
@@ -789,6 +819,7 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
         st = run_pass(t, o, ct, 0, pass_a, &F, err);
         if (st != NA_OK)
             goto out;
+        fit_joint_fix(&F);
     }
     if (!ct->fixed)
         for (uint64_t f = 0; f < nf; f++) {
@@ -900,7 +931,7 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
     emit_t *E = ctx;
     na_clean_tensor_t *ct = E->ct;
     const na_clean_opts_t *o = E->o;
-    apply_step1(o, ct, b, nr, &E->c);
+    apply_step1(o, ct, b, r0, nr, &E->c);
     apply_step2(o, ct, b, r0, nr, 0, &E->c);
     /* Output row of each kept input row: a prefix count (kept in pos). */
     uint64_t n = 0;

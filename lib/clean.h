@@ -121,9 +121,11 @@ typedef struct na_clean_tensor {
     uint64_t rows, width;  /* samples and elements per sample */
     uint64_t nfeat;        /* statistics kept (width, or 1 with global) */
     na_clean_feat_t *feat; /* nfeat entries */
-    uint8_t *row_state;    /* per row: 0 kept, 1 dropped in step 1, 2 in step 2 */
+    uint8_t *row_state;    /* per row: 0 kept, 1 dropped in step 1, 2 in step 2,
+                            * NA_CLEAN_ROW_JOINT dropped with a partner */
     int fixed;             /* feat came from --apply-params: not estimated */
     uint64_t dropped_nf, dropped_out;  /* rows dropped by step 1 / step 2 */
+    uint64_t dropped_joint; /* rows dropped because a --together partner dropped them */
     uint64_t replaced_nf;  /* non-finite values replaced (zero/mean/value) */
     uint64_t replaced_out; /* outliers replaced by the mean */
     uint64_t clipped, nanned, flagged;
@@ -140,6 +142,16 @@ typedef struct na_clean_tensor {
     int ndim;
     uint64_t out_shape[NA_MAX_NDIM];
 } na_clean_tensor_t;
+
+/* Joint dropping (--together, issue 4): tensors that share the sample
+ * axis lose the same samples. The caller marks, between na_clean_prepare
+ * and na_clean_fit, each row a partner drops with NA_CLEAN_ROW_JOINT in
+ * ct->row_state; the fit then treats those rows as gone before step 1:
+ * no statistic after `before` sees them (DESIGN.md: statistics over the
+ * kept samples), they are never written, and they count in
+ * dropped_joint, not in dropped_nf/dropped_out. ct->before stays the
+ * statistics of the whole input. */
+#define NA_CLEAN_ROW_JOINT 3
 
 /* Layout, dtype and memory for t under o: fills rows/width/nfeat,
  * out_dtype, out_shape (rows not yet reduced) and allocates feat and

@@ -158,11 +158,15 @@ size_t na_findings(const na_tensor_t *t, const na_result_t *r, uint32_t fail_mas
         add(&s, NA_K_NAN, c, "%llu NaN value%s%s", c, plural(c), at);
     }
     if ((c = st->pos_inf) > 0) {
-        first_at(t, r->first_pos_inf, r->first_pos_inf != UINT64_MAX, at, sizeof at);
+        /* n_inf_locs > 0: with --max-locations 0 no location is reported for
+         * any kind, as for NaN (pass 1 still tracks the first +Inf). */
+        first_at(t, r->first_pos_inf, r->first_pos_inf != UINT64_MAX && r->n_inf_locs > 0,
+                 at, sizeof at);
         add(&s, NA_K_POS_INF, c, "%llu +Inf value%s%s", c, plural(c), at);
     }
     if ((c = st->neg_inf) > 0) {
-        first_at(t, r->first_neg_inf, r->first_neg_inf != UINT64_MAX, at, sizeof at);
+        first_at(t, r->first_neg_inf, r->first_neg_inf != UINT64_MAX && r->n_inf_locs > 0,
+                 at, sizeof at);
         add(&s, NA_K_NEG_INF, c, "%llu -Inf value%s%s", c, plural(c), at);
     }
     if ((c = r->outliers) > 0) {

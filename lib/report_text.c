@@ -1,7 +1,10 @@
 /*
  * report_text.c - the text report for people: per file an aligned table
- * (tensor, dtype, shape, elements, nan, inf, min, max, mean, std,
- * outliers), then one line per finding or error, then one summary line.
+ * (tensor, dtype, shape, elements, nan, inf, [missing,] min, max, mean,
+ * std, outliers), then one line per finding or error, then one summary
+ * line. The missing column (CF _FillValue / missing_value matches, HDF5)
+ * appears only in the table of a file where some tensor has missing
+ * values, so tables of other files keep their width.
  *
  * Every string that came from a file or the command line (paths, tensor
  * names, messages) is printed through na_escape_text, so a hostile name
@@ -16,12 +19,13 @@
 #include <stdlib.h>   /* malloc, free */
 #include <string.h>   /* strlen */
 
-#define NCOL 11
+#define NCOL 12
 #define CELL 64 /* bytes for a numeric cell */
+#define COL_MISSING 11 /* printed after "inf" when shown */
 
 static const char *const col_title[NCOL] = {"tensor", "dtype", "shape", "elements",
                                             "nan", "inf", "min", "max",
-                                            "mean", "std", "outliers"};
+                                            "mean", "std", "outliers", "missing"};
 
 #define C_RED "\x1b[1;31m"
 #define C_YEL "\x1b[33m"
@@ -92,6 +96,9 @@ static void cell(char *b, const na_tensor_report_t *e, int col)
     case 7: fmt_real(b, have, r->st.max); break;
     case 8: fmt_real(b, have, r->st.mean); break;
     case 9: fmt_real(b, have, r->std); break;
+    case COL_MISSING:
+        snprintf(b, CELL, e->scanned && e->report_missing ? "%" PRIu64 : "-", r->st.missing);
+        break;
     default:
         if (e->scanned && r->outliers_checked)
             snprintf(b, CELL, "%" PRIu64, r->outliers);
@@ -119,7 +126,7 @@ static void print_cell(FILE *out, const char *s, size_t w, int col, const char *
     for (size_t i = 0; right && i + sw < w; i++)
         fputc(' ', out);
     fprintf(out, "%s%s%s", color ? color : "", s, color ? C_OFF : "");
-    for (size_t i = 0; !right && col < NCOL - 1 && i + sw < w; i++)
+    for (size_t i = 0; !right && i + sw < w; i++)
         fputc(' ', out);
 }
 
@@ -127,6 +134,18 @@ static int print_table(FILE *out, const na_file_report_t *f, int color)
 {
     size_t w[NCOL];
     char b[CELL];
+    /* Display order: the missing column after inf, only when some tensor
+     * of this file has missing values (JSON "missing" > 0). */
+    int show_missing = 0;
+    for (size_t i = 0; i < f->n_tensors; i++)
+        show_missing |= f->tensors[i].scanned && f->tensors[i].report_missing &&
+                        f->tensors[i].res.st.missing > 0;
+    int order[NCOL], ncol = 0;
+    for (int c = 0; c < NCOL - 1; c++) {
+        order[ncol++] = c;
+        if (c == 5 && show_missing)
+            order[ncol++] = COL_MISSING;
+    }
     for (int c = 0; c < NCOL; c++)
         w[c] = strlen(col_title[c]);
     for (size_t i = 0; i < f->n_tensors; i++) {
@@ -140,8 +159,8 @@ static int print_table(FILE *out, const na_file_report_t *f, int color)
             w[c] = width(b) > w[c] ? width(b) : w[c];
         }
     }
-    for (int c = 0; c < NCOL; c++)
-        print_cell(out, col_title[c], w[c], c, NULL);
+    for (int k = 0; k < ncol; k++)
+        print_cell(out, col_title[order[k]], w[order[k]], order[k], NULL);
     fputc('\n', out);
     for (size_t i = 0; i < f->n_tensors; i++) {
         const na_tensor_report_t *e = &f->tensors[i];
@@ -150,7 +169,8 @@ static int print_table(FILE *out, const na_file_report_t *f, int color)
             return -1;
         print_cell(out, name, w[0], 0, NULL);
         free(name);
-        for (int c = 1; c < NCOL; c++) {
+        for (int k = 1; k < ncol; k++) {
+            int c = order[k];
             cell(b, e, c);
             print_cell(out, b, w[c], c, color && hot(e, c) ? C_RED : NULL);
         }

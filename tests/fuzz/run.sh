@@ -53,7 +53,8 @@ for t in "$@"; do
         -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
         -artifact_prefix="$art/" </dev/null >"$log" 2>&1 || rc=$?
     last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    # the last: fuzz_hdf5's forked children print their own stats on OOM
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     printf 'fuzz_%s: %s runs in %s s; %s\n' "$t" "${runs:-?}" "$SECS" \
         "$(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || echo '?')"
     if [ "$rc" -ne 0 ]; then

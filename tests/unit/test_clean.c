@@ -232,6 +232,48 @@ static void test_passthrough_feature(void **state)
     na_clean_tensor_free(&ct);
 }
 
+/* Rows a --together partner drops (NA_CLEAN_ROW_JOINT) are gone before
+ * step 1: no statistic but `before` sees them, a NaN in one is neither
+ * replaced nor counted, and they are counted as joint drops. Reference:
+ * the kept values [1, 2, 3, 6] have mean 3 and min/max 1/6. */
+static void test_joint_rows(void **state)
+{
+    double v[] = {1, 2, 100, NAN, 3, 6};
+    mem_t m;
+    na_tensor_t t = f64_tensor(&m, v, 6, 1);
+    na_clean_opts_t o;
+    na_clean_opts_init(&o);
+    o.samples = 1;
+    o.nonfinite = NA_NF_MEAN;
+    o.normalize = NA_NORM_MINMAX;
+    na_clean_tensor_t ct;
+    na_err_t err;
+    assert_int_equal(na_clean_prepare(&t, &o, &ct, &err), NA_OK);
+    ct.row_state[2] = ct.row_state[3] = NA_CLEAN_ROW_JOINT;
+    assert_int_equal(na_clean_fit(&t, &o, &ct, &err), NA_OK);
+    assert_int_equal(ct.dropped_joint, 2);
+    assert_int_equal(ct.dropped_nf + ct.dropped_out, 0);
+    assert_int_equal(ct.passthrough, 0);
+    assert_int_equal(ct.out_shape[0], 4);
+    assert_int_equal(ct.n_drop_idx, 2);
+    assert_int_equal(ct.drop_idx[0], 2);
+    assert_int_equal(ct.drop_idx[1], 3);
+    assert_true(ct.feat[0].nf_fill == 3.0);
+    assert_true(ct.feat[0].n_min == 1.0 && ct.feat[0].n_max == 6.0);
+    /* before: the whole input, partners' rows included */
+    assert_int_equal(ct.before.finite, 5);
+    assert_int_equal(ct.before.nan, 1);
+    assert_true(ct.before.max == 100.0);
+    double out[4];
+    mem_t sink = {(const uint8_t *)out, 0};
+    assert_int_equal(na_clean_emit(&t, &o, &ct, collect, &sink, &err), NA_OK);
+    assert_int_equal(sink.n, 32);
+    assert_true(out[0] == 0.0 && out[1] == 0.2 && out[2] == 0.4 && out[3] == 1.0);
+    assert_int_equal(ct.replaced_nf, 0);
+    assert_int_equal(ct.after.finite, 4);
+    na_clean_tensor_free(&ct);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_median_exact),
         cmocka_unit_test(test_median_many_features),
         cmocka_unit_test(test_passthrough_feature),
+        cmocka_unit_test(test_joint_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

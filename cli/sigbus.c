@@ -1,0 +1,51 @@
+/*
+ * sigbus.c - turn a SIGBUS from a mapped input into exit 3 with a message.
+ *
+ * Why: inputs are read through mmap windows (formats/mapfile.c). When
+ * another process truncates a file while we read it, touching a page past
+ * the new end raises SIGBUS (mmap(2), "SIGBUS"). mapfile.c re-checks the
+ * size with fstat for every window, but a truncation between that check
+ * and the touch cannot be caught without a handler: without this file,
+ * nanaudit died with "Bus error" and the shell's status 135, which a CI
+ * gate cannot tell from a crash. DESIGN.md's exit 3 ("an input could not
+ * be read") is the documented meaning, so the handler says what happened
+ * in one line and exits 3. No report is written: the scan was cut short
+ * at an unknown point, and the state it would need is not safe to touch
+ * from a signal handler (signal-safety(7): only write and _exit here).
+ *
+ * The HDF5 reader's forked child (formats/hdf5.c) inherits the handler;
+ * there the default action is kept, so the parent still reports
+ * "libhdf5 crashed reading this file: SIGBUS".
+ */
+#include "cli.h"
+
+#include <signal.h>   /* sigaction, raise, SIGBUS */
+#include <string.h>   /* memset */
+#include <unistd.h>   /* write, _exit, getpid */
+
+static pid_t g_main_pid; /* the process that installed the handler */
+
+static void on_sigbus(int sig)
+{
+    static const char msg[] =
+        "nanaudit: bus error reading an input: a file shrank while it was being read "
+        "(truncated by another process?); no report written\n";
+    if (getpid() != g_main_pid) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
+    _exit(3);
+}
+
+void cli_sigbus_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    g_main_pid = getpid();
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}

@@ -1,0 +1,121 @@
+#!/bin/bash
+# `nanaudit clean --together` (issue 4): tensors sharing the sample axis
+# lose the same samples, checked against a numpy reference; the refusal
+# for tensors not grouped names both; bad --together values exit 2.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+
+"$NA_PYTHON" - <<'PY' || fail "making inputs"
+import numpy as np
+from safetensors.numpy import save_file
+rng = np.random.default_rng(4)
+# Uniform data: after the planted outliers go, nothing else is beyond
+# 3 std (the uniform's bound is 1.73 std), so the drops are exactly known.
+x = rng.uniform(-1, 1, (200, 3))
+y = rng.uniform(-1, 1, 200)
+x[5, 1] = np.nan      # x: non-finite drop
+x[17, 2] = 1e3        # x: outlier drop
+y[40] = np.inf        # y: non-finite drop
+y[90] = -1e3          # y: outlier drop
+w = np.ones(50)
+save_file({"x": x, "y": y}, "xy.safetensors")
+save_file({"x": x, "y": y, "z": np.arange(200.0)}, "xyz.safetensors")
+save_file({"x": x, "y": y, "w": w}, "xyw.safetensors")
+np.arange(10, dtype=np.float64).tofile("a.f64")
+PY
+N="$NANAUDIT"
+
+# Without --together the drop from x is refused, naming both tensors.
+expect_exit 2 "$N" clean xy.safetensors --samples --zscore 3 -o out.st
+expect_stderr_contains "dropping 2 samples from 'x' would misalign it with 'y' (both have 200 rows)"
+expect_stderr_contains "--together to drop from both"
+[ ! -e out.st ] || fail "refused run wrote output"
+
+check_aligned() { # FILE: x and y of FILE against the numpy reference
+    "$NA_PYTHON" - "$1" <<'PY' || fail "aligned output $1"
+import sys
+import numpy as np
+from safetensors.numpy import load_file
+src, out = load_file("xy.safetensors"), load_file(sys.argv[1])
+x, y = src["x"], src["y"]
+keep = np.isfinite(x).all(1) & np.isfinite(y)
+xs, ys = x[keep], y[keep]
+keep[keep] = ~((np.abs(xs - xs.mean(0)) > 3 * xs.std(0)).any(1) |
+               (np.abs(ys - ys.mean()) > 3 * ys.std()))
+assert sorted(np.flatnonzero(~keep)) == [5, 17, 40, 90], np.flatnonzero(~keep)
+xk, yk = x[keep], y[keep]
+rx = (xk - xk.min(0)) / (xk.max(0) - xk.min(0))
+ry = (yk - yk.min()) / (yk.max() - yk.min())
+assert out["x"].shape == (196, 3) and out["y"].shape == (196,)
+np.testing.assert_allclose(out["x"], rx, rtol=0, atol=1e-12)
+np.testing.assert_allclose(out["y"], ry, rtol=0, atol=1e-12)
+PY
+}
+
+expect_exit 0 "$N" clean xy.safetensors --samples --zscore 3 --normalize minmax \
+    --together x,y -o out.st --report rep.json
+check_aligned out.st
+expect_stdout_contains "dropped 4 samples (non-finite 1, outliers 1, together 2), first 5 17 40 90"
+expect_json rep.json '[e["samples_dropped"] for e in j["tensors"]]' \
+    '[{"nonfinite": 1, "outliers": 1, "together": 2, "total": 4, "first": [5, 17, 40, 90]}, {"nonfinite": 1, "outliers": 1, "together": 2, "total": 4, "first": [5, 17, 40, 90]}]'
+# a glob names the same group
+expect_exit 0 "$N" clean xy.safetensors --samples --zscore 3 --normalize minmax \
+    --together '[xy]' -o glob.st
+check_aligned glob.st
+
+# --mad and --nonfinite zero go through the same joint drops: the zeros
+# replace NaN/Inf, the planted outliers go from both (modified z of the
+# uniform values stays under 1.4, far below 3.5).
+expect_exit 0 "$N" clean xy.safetensors --samples --nonfinite zero --mad 3.5 \
+    --together x,y -o mad.st --report mad.json
+expect_json mad.json '[(e["samples_dropped"]["together"], e["samples_dropped"]["first"], e["nonfinite_replaced"]) for e in j["tensors"]]' \
+    '[[1, [17, 90], 1], [1, [17, 90], 1]]'
+"$NA_PYTHON" - <<'PY' || fail "--mad --together output"
+import numpy as np
+from safetensors.numpy import load_file
+src, out = load_file("xy.safetensors"), load_file("mad.st")
+keep = np.ones(200, bool); keep[[17, 90]] = False
+x, y = np.nan_to_num(src["x"], nan=0, posinf=0), np.nan_to_num(src["y"], nan=0, posinf=0)
+assert np.array_equal(out["x"], x[keep]) and np.array_equal(out["y"], y[keep])
+PY
+
+# HDF5 (written by --dry-run for now): the same joint drops by dataset path
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+x = np.arange(20.0).reshape(10, 2); x[3, 0] = np.nan
+with h5py.File("d.h5", "w") as f:
+    f["x"] = x; f["g/y"] = np.arange(10.0)' || fail "making d.h5"
+expect_exit 2 "$N" clean d.h5 --dry-run --max-drop-fraction 0.5
+expect_stderr_contains "dropping 1 samples from '/x' would misalign it with '/g/y' (both have 10 rows)"
+expect_exit 0 "$N" clean d.h5 --dry-run --max-drop-fraction 0.5 --together '/x,/g/*' --report h.json
+expect_json h.json '[(e["name"], e["samples_dropped"]["nonfinite"], e["samples_dropped"]["together"], e["out_shape"]) for e in j["tensors"]]' \
+    '[["/g/y", 0, 1, [9]], ["/x", 1, 0, [9, 2]]]'
+
+# A tensor outside the group keeps the refusal, which names it.
+expect_exit 2 "$N" clean xyz.safetensors --samples --zscore 3 --together x,y --exclude z -o o.st
+expect_stderr_contains "dropping 4 samples from 'x' would misalign it with 'z' (both have 200 rows)"
+
+# bad --together values: exit 2, one line each
+expect_exit 2 "$N" clean xy.safetensors --samples --together '' -o o.st
+expect_stderr_contains "--together: '' is not a comma-separated list of tensor names or globs"
+expect_exit 2 "$N" clean xy.safetensors --samples --together 'x,,y' -o o.st
+expect_stderr_contains "--together: 'x,,y' is not a comma-separated list"
+expect_exit 2 "$N" clean xy.safetensors --samples --together 'x,' -o o.st
+expect_stderr_contains "--together: 'x,' is not a comma-separated list"
+expect_exit 2 "$N" clean xy.safetensors --samples --together x,nosuch -o o.st
+expect_stderr_contains "xy.safetensors: --together: 'nosuch' matches no tensor"
+expect_exit 2 "$N" clean xy.safetensors --samples --together x -o o.st
+expect_stderr_contains "--together 'x' names one tensor ('x'); give the tensors that share its sample axis"
+expect_exit 2 "$N" clean xyw.safetensors --samples --together x,w -o o.st
+expect_stderr_contains "--together: 'w' has 50 samples and 'x' 200; grouped tensors must share the sample axis"
+expect_exit 2 "$N" clean xy.safetensors --samples --together x,y --exclude y -o o.st
+expect_stderr_contains "--together: 'y' is not cleaned (not selected)"
+expect_exit 2 "$N" clean xy.safetensors --samples --together x,y --together 'y*' -o o.st
+expect_stderr_contains "--together: 'y' is in two groups ('x,y' and 'y*')"
+expect_exit 2 "$N" clean xy.safetensors --together x,y --nonfinite zero -o o.st
+expect_stderr_contains "--together needs --samples (safetensors tensors are weights"
+# raw input is one tensor, "data": nothing to group it with
+expect_exit 2 "$N" clean --dtype F64 a.f64 --together data -o o.f64
+expect_stderr_contains "a.f64: --together 'data' names one tensor ('data')"
+[ ! -e o.st ] && [ ! -e o.f64 ] || fail "a refused run wrote output"
+pass

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Regression (h13 new-user run): a file truncated by another process while
+# nanaudit read it killed nanaudit with SIGBUS ("Bus error", shell status
+# 135), which a CI gate cannot tell from a crash. DESIGN.md: an input that
+# cannot be read is exit 3 with a one-line message (cli/sigbus.c).
+. "$(dirname "$0")/helpers.sh"
+BUSMSG="nanaudit: bus error reading an input: a file shrank while it was being read (truncated by another process?); no report written"
+
+# 1. Deterministic: the handler itself. The report goes to a FIFO, so
+# nanaudit blocks opening it (after main installed the handler); then a
+# SIGBUS arrives. Expect the message and exit 3, not death by signal.
+mkfifo "$T/fifo" || fail "mkfifo"
+"$NANAUDIT" scan -q --report "$T/fifo" "$NA_SRC/examples/nan.safetensors" \
+    >"$T/out1" 2>"$T/err1" &
+pid=$!
+for _ in $(seq 100); do
+    grep -q fifo_open "/proc/$pid/wchan" 2>/dev/null && break
+    grep -q wait_for_partner "/proc/$pid/wchan" 2>/dev/null && break
+    sleep 0.05
+done
+kill -BUS "$pid"
+wait "$pid"
+assert_eq "$?" 3 "exit after SIGBUS"
+assert_eq "$(cat "$T/err1")" "$BUSMSG" "stderr after SIGBUS"
+
+# 2. The real thing: a 512 MiB sparse raw file cut to one page while it
+# is scanned (~0.7 s on 2 threads). Depending on where the truncation
+# lands, mapfile.c's fstat check ("file shrank from ...") or the SIGBUS
+# handler reports it; either way exit 3, never a signal.
+truncate -s 512M "$T/big.raw" || fail "truncate"
+"$NANAUDIT" scan -q --dtype F32 --threads 2 "$T/big.raw" >"$T/out2" 2>"$T/err2" &
+pid=$!
+sleep 0.1
+truncate -s 4096 "$T/big.raw"
+wait "$pid"
+rc=$?
+if [ "$rc" -ne 3 ] && [ "$rc" -ne 0 ]; then
+    fail "truncated during the scan: exit $rc (want 3), stderr: $(cat "$T/err2")"
+fi
+if [ "$rc" -eq 3 ]; then
+    grep -qF -e "$BUSMSG" -e "file shrank from 536870912 to 4096 bytes while being read" "$T/err2" \
+        || fail "exit 3 without the truncation message: $(cat "$T/err2")"
+fi
+pass

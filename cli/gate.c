@@ -134,6 +134,32 @@ static int slurp(const char *path, size_t cap, char **buf, size_t *len)
 
 #define NA_POLICY_MAX_BYTES (1u << 20)
 
+/* Read an option file (--policy, --baseline) of at most max bytes
+ * (max_text says it in words); a file that cannot be read is a usage
+ * error (exit 2), decided before any input is opened. */
+static int read_option_file(cli_opts_t *o, const char *a, const char *n, size_t max,
+                            const char *max_text, char **text, size_t *len)
+{
+    if (slurp(a, max, text, len) != 0)
+        return cli_usage(o->cmd, "--%s: cannot read '%s': %s", n, a,
+                         errno == EFBIG ? max_text : strerror(errno));
+    return 0;
+}
+
+/* Exit code for the parse status of an option file: 0, 4 (out of
+ * memory) or 2 (bad content, with the parser's FILE:LINE message). */
+static int option_file_result(cli_opts_t *o, const char *a, const char *n, na_status_t st,
+                              const na_err_t *err)
+{
+    if (st == NA_E_NOMEM) {
+        cli_error(a, "out of memory");
+        return 4;
+    }
+    if (st != NA_OK)
+        return cli_usage(o->cmd, "--%s: %s", n, err->msg);
+    return 0;
+}
+
 /* --policy FILE: read and parse now, so a bad policy is exit 2 before any
  * input is opened (DESIGN.md, "Exit codes"). */
 int cli_set_policy(cli_opts_t *o, const char *a, const char *n)
@@ -141,20 +167,14 @@ int cli_set_policy(cli_opts_t *o, const char *a, const char *n)
     char *text;
     size_t len;
     na_err_t err = {{0}};
-    if (slurp(a, NA_POLICY_MAX_BYTES, &text, &len) != 0)
-        return cli_usage(o->cmd, "--%s: cannot read '%s': %s", n, a,
-                         errno == EFBIG ? "larger than 1 MiB" : strerror(errno));
+    int rc = read_option_file(o, a, n, NA_POLICY_MAX_BYTES, "larger than 1 MiB", &text, &len);
+    if (rc != 0)
+        return rc;
     na_policy_free(o->policy);
     o->policy = NULL;
     na_status_t st = na_policy_parse(text, len, a, &o->policy, &err);
     free(text);
-    if (st == NA_E_NOMEM) {
-        cli_error(a, "out of memory");
-        return 4;
-    }
-    if (st != NA_OK)
-        return cli_usage(o->cmd, "--%s: %s", n, err.msg);
-    return 0;
+    return option_file_result(o, a, n, st, &err);
 }
 
 void cli_gate_checks(const cli_opts_t *o, const char *name, na_checks_t *c)
@@ -172,20 +192,14 @@ int cli_set_baseline(cli_opts_t *o, const char *a, const char *n)
     char *text;
     size_t len;
     na_err_t err = {{0}};
-    if (slurp(a, NA_BASELINE_MAX_BYTES, &text, &len) != 0)
-        return cli_usage(o->cmd, "--%s: cannot read '%s': %s", n, a,
-                         errno == EFBIG ? "larger than 1 GiB" : strerror(errno));
+    int rc = read_option_file(o, a, n, NA_BASELINE_MAX_BYTES, "larger than 1 GiB", &text, &len);
+    if (rc != 0)
+        return rc;
     na_baseline_free(o->baseline);
     o->baseline = NULL;
     na_status_t st = na_baseline_parse(text, len, a, &o->baseline, &err);
     free(text);
-    if (st == NA_E_NOMEM) {
-        cli_error(a, "out of memory");
-        return 4;
-    }
-    if (st != NA_OK)
-        return cli_usage(o->cmd, "--%s: %s", n, err.msg);
-    return 0;
+    return option_file_result(o, a, n, st, &err);
 }
 
 static const char *const rf_names[] = {"json", "junit", "markdown", "sarif"};

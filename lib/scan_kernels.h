@@ -85,6 +85,12 @@ na_status_t na_k_setup(na_kctx_t *k, const na_tensor_t *t, na_err_t *err);
  * no locations, first_pos_inf/first_neg_inf = UINT64_MAX. Shared by the
  * CPU (scan_pass.c) and CUDA (gpu/cuda_host.c) drivers. */
 void na_k_result_reset(na_result_t *r, double K);
+/* NaN and +-Inf locations of block [e, e+n) (b: its pass-1 counts) added
+ * to r, ascending, at most cap per list; also first_pos_inf/first_neg_inf.
+ * Shared by the CPU and CUDA drivers so their locations cannot differ. */
+void na_k_nan_inf_locations(const na_kctx_t *k, const unsigned char *blk, size_t n,
+                            const na_kscratch_t *sc, uint64_t e, const na_stats_t *b,
+                            size_t cap, na_result_t *r);
 
 
 /* Pass 1 over one block of n <= NA_BLOCK_ELEMS elements: counts and

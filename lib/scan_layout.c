@@ -265,3 +265,31 @@ na_status_t na_k_setup(na_kctx_t *k, const na_tensor_t *t, na_err_t *err)
     }
     return NA_OK;
 }
+
+void na_k_nan_inf_locations(const na_kctx_t *k, const unsigned char *blk, size_t n,
+                            const na_kscratch_t *sc, uint64_t e, const na_stats_t *b,
+                            size_t cap, na_result_t *r)
+{
+    /* Decode only when the block's counts show a location still wanted:
+     * most blocks hold no NaN/Inf, and the list fills after cap hits. */
+    int want_nan = b->nan && r->n_nan_locs < cap;
+    int want_inf = (b->pos_inf || b->neg_inf) &&
+                   (r->n_inf_locs < cap || (b->pos_inf && r->first_pos_inf == UINT64_MAX) ||
+                    (b->neg_inf && r->first_neg_inf == UINT64_MAX));
+    if (!want_nan && !want_inf)
+        return;
+    na_k_decode(k, blk, n, sc);
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = sc->cls[i];
+        if (c == NA_CL_NAN && r->n_nan_locs < cap)
+            r->nan_locs[r->n_nan_locs++] = e + i;
+        if (c != NA_CL_POS_INF && c != NA_CL_NEG_INF)
+            continue;
+        if (r->n_inf_locs < cap)
+            r->inf_locs[r->n_inf_locs++] = e + i;
+        if (c == NA_CL_POS_INF && r->first_pos_inf == UINT64_MAX)
+            r->first_pos_inf = e + i;
+        if (c == NA_CL_NEG_INF && r->first_neg_inf == UINT64_MAX)
+            r->first_neg_inf = e + i;
+    }
+}

@@ -189,28 +189,7 @@ static na_status_t read_window(scan_t *s, uint64_t e0, size_t n, const unsigned 
 static void pass1_locations(scan_t *s, na_result_t *r, const unsigned char *blk,
                             size_t n, uint64_t e, const na_stats_t *b)
 {
-    size_t cap = s->o->max_locations;
-    int want_nan = b->nan && r->n_nan_locs < cap;
-    int want_inf = (b->pos_inf || b->neg_inf) &&
-                   (r->n_inf_locs < cap || (b->pos_inf && r->first_pos_inf == UINT64_MAX) ||
-                    (b->neg_inf && r->first_neg_inf == UINT64_MAX));
-    if (!want_nan && !want_inf)
-        return;
-    const na_kscratch_t *sc = &s->scr[0];
-    na_k_decode(&s->k, blk, n, sc);
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = sc->cls[i];
-        if (c == NA_CL_NAN && r->n_nan_locs < cap)
-            r->nan_locs[r->n_nan_locs++] = e + i;
-        if (c != NA_CL_POS_INF && c != NA_CL_NEG_INF)
-            continue;
-        if (r->n_inf_locs < cap)
-            r->inf_locs[r->n_inf_locs++] = e + i;
-        if (c == NA_CL_POS_INF && r->first_pos_inf == UINT64_MAX)
-            r->first_pos_inf = e + i;
-        if (c == NA_CL_NEG_INF && r->first_neg_inf == UINT64_MAX)
-            r->first_neg_inf = e + i;
-    }
+    na_k_nan_inf_locations(&s->k, blk, n, &s->scr[0], e, b, s->o->max_locations, r);
 }
 
 static void record_bounds(scan_t *s, uint64_t block, const na_stats_t *b)

@@ -680,10 +680,29 @@ static void c_error_entry(child_t *c, const char *path, uint32_t st, const char 
 
 /* ---- attributes (--attributes) ------------------------------------------ */
 
-typedef struct c_anames {
+/* A growing list of names (links of a group, attributes of an object),
+ * collected first and visited after, in the order libhdf5 gave them. */
+typedef struct c_names {
     size_t n, cap;
     char **v;
-} c_anames_t;
+} c_names_t;
+
+/* Append a copy of name; -1 (stop the libhdf5 iteration) when out of memory. */
+static herr_t names_push(c_names_t *nm, const char *name)
+{
+    if (nm->n == nm->cap) {
+        size_t nc = nm->cap ? nm->cap * 2 : 16;
+        char **nv = realloc(nm->v, nc * sizeof *nv);
+        if (nv == NULL)
+            return -1;
+        nm->v = nv;
+        nm->cap = nc;
+    }
+    if ((nm->v[nm->n] = strdup(name)) == NULL)
+        return -1;
+    nm->n++;
+    return 0;
+}
 
 static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *ai, void *ud);
 
@@ -696,7 +715,7 @@ static void visit_attrs(child_t *c, hid_t obj, const char *opath)
 {
     if (!c->attributes)
         return;
-    c_anames_t nm = {0, 0, NULL};
+    c_names_t nm = {0, 0, NULL};
     hsize_t idx = 0;
     if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &nm) < 0) {
         H5Eclear2(H5E_DEFAULT);
@@ -746,19 +765,7 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *ai, vo
 {
     (void)loc;
     (void)ai;
-    c_anames_t *nm = ud;
-    if (nm->n == nm->cap) {
-        size_t nc = nm->cap ? nm->cap * 2 : 8;
-        char **nv = realloc(nm->v, nc * sizeof *nv);
-        if (nv == NULL)
-            return -1;
-        nm->v = nv;
-        nm->cap = nc;
-    }
-    if ((nm->v[nm->n] = strdup(name)) == NULL)
-        return -1;
-    nm->n++;
-    return 0;
+    return names_push(ud, name);
 }
 
 static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *path)
@@ -808,26 +815,12 @@ static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *p
     H5Eclear2(H5E_DEFAULT);
 }
 
-typedef struct c_names {
-    size_t n, cap;
-    char **v;
-} c_names_t;
 
 static herr_t collect(hid_t g, const char *name, const H5L_info_t *li, void *ud)
 {
-    c_names_t *nm = ud;
-    if (nm->n == nm->cap) {
-        size_t nc = nm->cap ? nm->cap * 2 : 32;
-        char **nv = realloc(nm->v, nc * sizeof *nv);
-        if (nv == NULL)
-            return -1;
-        nm->v = nv;
-        nm->cap = nc;
-    }
-    if ((nm->v[nm->n] = strdup(name)) == NULL)
-        return -1;
-    nm->n++;
-    return 0;
+    (void)g;
+    (void)li;
+    return names_push(ud, name);
 }
 
 static char *join(const char *g, const char *name)

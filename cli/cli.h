@@ -15,6 +15,7 @@
 #include "format.h"
 #include "nanaudit.h"
 
+#include <signal.h> /* sig_atomic_t */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,6 +93,10 @@ int cli_exit_merge(int a, int b);        /* precedence 4 > 3 > 1 > 0 */
 /* sigbus.c: a SIGBUS (an input truncated while mapped) becomes one
  * "nanaudit: bus error reading an input: ..." line and exit 3. */
 void cli_sigbus_install(void);
+/* clean: the temporary output file (path, and a flag that is nonzero
+ * while it exists) the SIGBUS handler unlinks before it exits, so a bus
+ * error mid-clean leaves no file behind. Both must outlive the run. */
+void cli_sigbus_unlink(const char *path, volatile sig_atomic_t *live);
 
 /* progress.c: a progress line on stderr (bytes, GB/s, ETA). */
 typedef struct cli_progress {
@@ -111,6 +116,8 @@ typedef struct cli_device {
     int mode, ordinal;
     na_backend_t cpu, gpu;
     int gpu_state;            /* 0 not tried, 1 open, -1 unusable */
+    int run_too_small;        /* auto: the CPU is faster for this run */
+    int threads;              /* auto: the CPU threads planned with */
     uint64_t on_gpu, on_cpu;  /* tensors scanned on each */
     uint64_t on_cpu_kept;     /* of on_cpu: missing values, no stored data */
     char name[40];            /* the report's "device" */
@@ -120,6 +127,13 @@ typedef struct cli_device {
 int cli_device_parse(const char *arg, int *mode, int *ordinal);
 /* 0, or 4 after printing why --device cuda cannot be used. */
 int cli_device_open(cli_device_t *d, int mode, int ordinal);
+/* auto: the run's size in bytes above which the GPU repays its start-up
+ * with `threads` CPU threads (device.c has the model); -1: never. */
+double cli_device_breakeven(int threads);
+/* auto: decide from the run's total input size (bytes of the files to
+ * scan) and the thread count (0: OpenMP's default) whether CUDA may be
+ * tried at all; call before the first cli_device_scan. */
+void cli_device_plan(cli_device_t *d, uint64_t total_bytes, int threads);
 na_status_t cli_device_scan(cli_device_t *d, const na_tensor_t *t, const na_scan_opts_t *so,
                             na_result_t *r, na_err_t *err);
 /* Set rep->device ("cpu", "cuda:0", "cuda:0+cpu") and rep->device_note. */

@@ -6,28 +6,57 @@
  *  - cuda[:N]: GPU N (default 0) for every tensor; a machine without a
  *    usable GPU is an environment error (exit 4, one line), decided before
  *    any input is opened.
- *  - auto (default): the GPU for tensors of at least CLI_AUTO_GPU_BYTES,
- *    when a usable one exists; the CPU otherwise. CUDA is initialised
- *    only when the first such tensor comes, so small scans never pay for
- *    it, and a failure (no driver, no device, old driver) leaves a note in
- *    the report and the CPU doing the work.
- * Why 32 MiB: a GPU window is 16 MiB, so smaller tensors cannot fill the
- * copy/transfer/kernel pipeline, and their CPU scan takes milliseconds.
- * Measured on an H200 host with 16 cores (bench/RESULTS.md): CUDA
- * start-up costs ~0.45 s once per process; after it the GPU scans F32 at
- * 51 GB/s against 39 GB/s for the CPU, BF16 at 49 against 18. So on a
- * many-core host the GPU repays its start-up only for tens of GB, on a
- * 2-core one (~2 GB/s) from about 1 GB; a rule on the total input size
- * is left for later.
+ *  - auto (default): the GPU when a usable one exists and the run is
+ *    large enough to repay CUDA's start-up (cli_device_plan), and then
+ *    only for tensors of at least CLI_AUTO_GPU_BYTES; the CPU otherwise.
+ *    CUDA is initialised only when the first such tensor comes, so small
+ *    scans never pay for it, and a failure (no driver, no device, old
+ *    driver) leaves a note in the report and the CPU doing the work.
+ * Why 32 MiB per tensor: a GPU window is 16 MiB, so smaller tensors
+ * cannot fill the copy/transfer/kernel pipeline, and their CPU scan takes
+ * milliseconds.
+ * Why a rule on the run's total size: measured on an H200 host with 16
+ * cores (bench/RESULTS.md), CUDA start-up costs ~0.45 s once per process;
+ * after it the GPU scans F32 at ~50 GB/s end to end (page cache, pinned
+ * copies) against ~39 GB/s for the CPU, i.e. ~2.4 GB/s per CPU thread.
+ * With T threads the CPU takes S / (T * 2.4 GB/s) for S bytes, the GPU
+ * 0.45 s + S / (50 GB/s); auto picks the GPU only when the second is
+ * smaller: from ~2.4 GB with 2 threads, ~74 GB with 16, never when the
+ * threads alone outrun the GPU's transfer rate. The per-thread rate is
+ * the lower (H200 host's) of the two machines measured, which favours the
+ * GPU; BF16/F16 scan at about the same elements/s as F32 on the CPU, so
+ * their files (half the bytes per element) are treated alike.
  */
 #include "cli.h"
 #include "na_cuda.h"
 
+#include <omp.h>    /* omp_get_max_threads */
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* strtoul */
 #include <string.h> /* strcmp, strncmp, memset */
 
 #define CLI_AUTO_GPU_BYTES (32ull << 20)
+#define CLI_AUTO_START_S 0.45         /* CUDA start-up, seconds */
+#define CLI_AUTO_GPU_BPS 50e9         /* GPU end to end, bytes/s */
+#define CLI_AUTO_CPU_BPS_THREAD 2.4e9 /* CPU scan per thread, bytes/s */
+
+double cli_device_breakeven(int threads)
+{
+    double cpu = CLI_AUTO_CPU_BPS_THREAD * (threads > 0 ? threads : 1);
+    if (cpu >= CLI_AUTO_GPU_BPS)
+        return -1; /* the CPU is at least as fast at any size */
+    /* 0.45 + S/gpu < S/cpu  <=>  S > 0.45 / (1/cpu - 1/gpu) */
+    return CLI_AUTO_START_S / (1.0 / cpu - 1.0 / CLI_AUTO_GPU_BPS);
+}
+
+void cli_device_plan(cli_device_t *d, uint64_t total_bytes, int threads)
+{
+    if (d->mode != CLI_DEV_AUTO)
+        return;
+    d->threads = threads > 0 ? threads : omp_get_max_threads();
+    double be = cli_device_breakeven(d->threads);
+    d->run_too_small = be < 0 || (double)total_bytes <= be;
+}
 
 int cli_device_parse(const char *a, int *mode, int *ordinal)
 {
@@ -71,13 +100,15 @@ int cli_device_open(cli_device_t *d, int mode, int ordinal)
 /* auto: open the GPU at the first large tensor; remember a failure. */
 static int gpu_wanted(cli_device_t *d, const na_tensor_t *t)
 {
-    if (t->n_missing > 0 || t->constant) { /* missing values, one-element scans: CPU */
+    /* missing values, one-element scans, fill runs the CPU does not read: CPU */
+    if (t->n_missing > 0 || t->constant || t->src.fill != NULL) {
         d->on_cpu_kept++;
         return 0;
     }
     if (d->mode == CLI_DEV_CUDA)
         return 1;
-    if (d->mode == CLI_DEV_CPU || (uint64_t)t->elements * t->elem_stride < CLI_AUTO_GPU_BYTES)
+    if (d->mode == CLI_DEV_CPU || d->run_too_small ||
+        (uint64_t)t->elements * t->elem_stride < CLI_AUTO_GPU_BYTES)
         return 0;
     if (d->gpu_state == 0) {
         na_err_t err = {{0}};
@@ -121,7 +152,7 @@ void cli_device_report(cli_device_t *d, na_report_t *rep)
     rep->device = d->name;
     uint64_t small = d->on_cpu - d->on_cpu_kept;
     if (!d->note[0] && d->on_gpu && d->on_cpu_kept)
-        snprintf(d->note, sizeof d->note, "%llu tensor%s with missing values or no stored data "
+        snprintf(d->note, sizeof d->note, "%llu tensor%s with missing values or unwritten chunks "
                  "scanned on the CPU", (unsigned long long)d->on_cpu_kept,
                  d->on_cpu_kept == 1 ? "" : "s");
     else if (!d->note[0] && d->on_gpu && small && d->mode == CLI_DEV_AUTO)

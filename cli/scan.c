@@ -304,7 +304,9 @@ int cli_scan(const cli_opts_t *o)
         cli_error(NULL, "out of memory");
         s.exit_code = 4;
     } else {
-        cli_progress_init(&s.prog, o->progress, total_bytes(&s.walk));
+        uint64_t total = total_bytes(&s.walk);
+        cli_progress_init(&s.prog, o->progress, total);
+        cli_device_plan(&s.dev, total, o->threads);
         audit_all(&s);
         cli_progress_end(&s.prog);
     }

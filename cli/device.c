@@ -100,7 +100,8 @@ int cli_device_open(cli_device_t *d, int mode, int ordinal)
 /* auto: open the GPU at the first large tensor; remember a failure. */
 static int gpu_wanted(cli_device_t *d, const na_tensor_t *t)
 {
-    if (t->n_missing > 0 || t->constant) { /* missing values, one-element scans: CPU */
+    /* missing values, one-element scans, fill runs the CPU does not read: CPU */
+    if (t->n_missing > 0 || t->constant || t->src.fill != NULL) {
         d->on_cpu_kept++;
         return 0;
     }

@@ -247,7 +247,8 @@ static const cli_option_t opts[] = {
     {"output", 'o', "FILE", C, cli_set_output,
      "write the cleaned copy to FILE (required unless --dry-run)"},
     {"samples", 0, NULL, C, cli_set_samples,
-     "axis 0 is the sample axis: per-feature statistics, 'drop' allowed (default for raw)"},
+     "axis 0 is the sample axis: per-feature statistics, 'drop' allowed (default for raw "
+     "and HDF5)"},
     {"no-samples", 0, NULL, C, cli_set_no_samples,
      "tensors are weights: one statistic per tensor, no 'drop' (default for safetensors)"},
     {"global", 0, NULL, C, cli_set_global,
@@ -255,9 +256,10 @@ static const cli_option_t opts[] = {
     {"nonfinite", 0, "MODE", C, cli_set_nonfinite,
      "NaN/Inf step: drop (remove the samples; default with samples), zero, mean, value=X "
      "or keep (default for weights)"},
-    {"mad", 0, "K", C, cli_set_mad,
-     "outlier step with the modified z-score of Iglewicz & Hoaglin: "
-     "|0.6745 (x - median)/MAD| > K (3.5 is usual)"},
+    {"mad", 0, "K", S | C, cli_set_mad,
+     "outliers by the modified z-score of Iglewicz & Hoaglin instead of --zscore (not both): "
+     "|0.6745 (x - median)/MAD| > K with the exact median and MAD of the finite values; "
+     "MAD = 0: |x - median|/(1.253314*MeanAD) > K; 3.5 is the usual K; CPU only"},
     {"outliers", 0, "ACTION", C, cli_set_outliers,
      "what --zscore/--mad do to an outlier: drop (the sample; default with samples), clip, "
      "nan or mean; required for weights"},
@@ -357,7 +359,7 @@ static const cli_option_t opts[] = {
     {"attributes", 0, NULL, S, set_attributes,
      "HDF5: also audit numeric attributes, each as OBJECT_PATH@NAME (/grp/ds@scale, "
      "/@version for the root group); string attributes are listed as skipped"},
-    {"hdf5-timeout", 0, "SECONDS", S | I, set_hdf5_timeout,
+    {"hdf5-timeout", 0, "SECONDS", S | I | C, set_hdf5_timeout,
      "HDF5: stop the libhdf5 reader process when one answer takes longer (default 60, "
      "0 = no limit); that file is then an error (exit 3)"},
     {"help", 'h', NULL, S | I | G | C, set_help, "show this help and exit"},
@@ -372,6 +374,9 @@ static const struct {
     {"zscore", "outlier step: flag |x - mean| > K*std (ddof=0), K > 0; no outlier step "
                "without --zscore or --mad"},
     {"max-locations", "report the first N dropped sample indices per tensor (default 5)"},
+    {"hdf5-timeout", "HDF5: stop the libhdf5 reader or writer process when one answer takes "
+                     "longer (default 60, 0 = no limit; the writer's copy of the input's "
+                     "structure gets 1 s more per 20 MiB of input): exit 3 or 4"},
 };
 
 static const char *help_for(int cmd, size_t i)

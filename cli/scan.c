@@ -273,13 +273,35 @@ static void write_outputs(scan_run_t *s)
     }
 }
 
+/* --mad K (the modified z-score, lib/scan_mad.c) replaces the z-score
+ * test: both flags given is a usage error, as for clean. The CUDA
+ * backend has no median, so --device cuda is refused (exit 2, before any
+ * input) and auto stays on the CPU. Returns 0 or 2; *device: the mode to
+ * open. */
+static int settle_mad(const cli_opts_t *o, int *device)
+{
+    *device = o->device;
+    if (o->clean.eng.method != NA_OM_MAD)
+        return 0;
+    if (o->zscore_given)
+        return cli_usage(CLI_SCAN, "give one of --zscore and --mad");
+    if (o->device == CLI_DEV_CUDA)
+        return cli_usage(CLI_SCAN, "--mad runs on the CPU only (the CUDA backend has no "
+                                   "median); use --device cpu or auto");
+    *device = CLI_DEV_CPU;
+    return 0;
+}
+
 int cli_scan(const cli_opts_t *o)
 {
     scan_run_t s;
     na_err_t err = {{0}};
     memset(&s, 0, sizeof s);
     s.o = o;
-    if (cli_device_open(&s.dev, o->device, o->device_ordinal) != 0)
+    int device;
+    if (settle_mad(o, &device) != 0)
+        return 2;
+    if (cli_device_open(&s.dev, device, o->device_ordinal) != 0)
         return 4; /* --device cuda without a usable GPU: before any input */
     if (!(s.rep = na_report_new())) {
         cli_device_close(&s.dev);
@@ -292,6 +314,10 @@ int cli_scan(const cli_opts_t *o)
     na_scan_opts_init(&s.so);
     s.so.threads = o->threads;
     s.so.zscore = o->zscore;
+    if (o->clean.eng.method == NA_OM_MAD) { /* settle_mad: it replaces --zscore */
+        s.rep->mad = s.so.mad = o->clean.eng.k;
+        s.rep->zscore = 0;
+    }
     s.so.max_locations = o->max_locations;
     s.so.progress = cli_progress_add;
     s.so.progress_ud = &s.prog;

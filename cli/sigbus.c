@@ -13,6 +13,10 @@
  * at an unknown point, and the state it would need is not safe to touch
  * from a signal handler (signal-safety(7): only write and _exit here).
  *
+ * During `clean` the handler also unlinks the hidden temporary output
+ * (cli_sigbus_unlink; unlink is async-signal-safe), as cli/clean.c's
+ * SIGINT/SIGTERM handler does, so nothing is left under either name.
+ *
  * The HDF5 reader's forked child (formats/hdf5.c) inherits the handler;
  * there the default action is kept, so the parent still reports
  * "libhdf5 crashed reading this file: SIGBUS".
@@ -21,21 +25,36 @@
 
 #include <signal.h>   /* sigaction, raise, SIGBUS */
 #include <string.h>   /* memset */
-#include <unistd.h>   /* write, _exit, getpid */
+#include <unistd.h>   /* write, _exit, getpid, unlink */
 
 static pid_t g_main_pid; /* the process that installed the handler */
+static const char *g_tmp_path;              /* clean's temporary file */
+static volatile sig_atomic_t *g_tmp_live;   /* nonzero while it exists */
+
+void cli_sigbus_unlink(const char *path, volatile sig_atomic_t *live)
+{
+    g_tmp_path = path;
+    g_tmp_live = live;
+}
 
 static void on_sigbus(int sig)
 {
     static const char msg[] =
         "nanaudit: bus error reading an input: a file shrank while it was being read "
         "(truncated by another process?); no report written\n";
+    static const char msg_clean[] =
+        "nanaudit: bus error reading an input: a file shrank while it was being read "
+        "(truncated by another process?); nothing written\n";
     if (getpid() != g_main_pid) {
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    int clean = g_tmp_live != NULL;
+    if (clean && *g_tmp_live)
+        unlink(g_tmp_path);
+    ssize_t w = clean ? write(STDERR_FILENO, msg_clean, sizeof msg_clean - 1)
+                      : write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)w;
     _exit(3);
 }

@@ -43,6 +43,12 @@ typedef struct h5_input h5_input_t;
 typedef struct h5_src {
     h5_input_t *h;
     size_t entry;  /* index in the child's catalog */
+    /* Fill runs (h5_fill): the allocated chunks' flat bounds, merged and
+     * ascending, asked from the child once; n_spans UINT64_MAX: none known. */
+    int fill_asked;
+    uint64_t n_spans;
+    uint64_t (*spans)[2];
+    uint8_t elem[64];
 } h5_src_t;
 
 struct h5_input {
@@ -246,6 +252,38 @@ static na_status_t h5_catalog(h5_input_t *h, na_err_t *err)
 
 /* ---- data source ---------------------------------------------------------- */
 
+/* Send request `type` {entry, first, count} (hdf5_proto.h) and wait for
+ * the answer: DATA gives its payload in *body (malloc'd, NUL-ended, the
+ * caller frees it) and *len; FAIL becomes its status and message; any
+ * other message is NA_E_INTERNAL. */
+static na_status_t h5_request(h5_input_t *h, uint32_t type, size_t entry, uint64_t first,
+                              uint64_t count, char **body, uint64_t *len, na_err_t *err)
+{
+    *body = NULL;
+    *len = 0;
+    if (h->dead != NULL)
+        return na_err_set(err, h->dead_st, "%s", h->dead);
+    h5p_read_t rq = {h->cat_index[entry], first, count};
+    if (na_h5p_send(h->sock, type, 0, &rq, sizeof rq, NULL, 0) != 0)
+        return h5_dead(h, 0, err);
+    h5p_hdr_t hd;
+    na_status_t st = h5_recv_hdr(h, &hd, err);
+    if (st == NA_OK)
+        st = h5_recv_body(h, hd.len, body, err);
+    if (st == NA_OK && hd.type == H5P_FAIL)
+        st = na_err_set(err, (na_status_t)hd.status, "%s", *body);
+    else if (st == NA_OK && hd.type != H5P_DATA)
+        st = na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 reader",
+                        hd.type);
+    if (st != NA_OK) {
+        free(*body);
+        *body = NULL;
+        return st;
+    }
+    *len = hd.len;
+    return NA_OK;
+}
+
 static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
                             na_err_t *err);
 
@@ -259,20 +297,12 @@ static na_status_t h5_read_raw(h5_input_t *h, size_t entry, uint64_t first, uint
     const h5_entry_t *x = &h->ents[entry];
     if (h->win == NULL && (h->win = malloc(h->shm_bytes)) == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    h5p_read_t rq = {h->cat_index[entry], first, count};
-    if (na_h5p_send(h->sock, H5P_RAW, 0, &rq, sizeof rq, NULL, 0) != 0)
-        return h5_dead(h, 0, err);
-    h5p_hdr_t hd;
     char *body = NULL;
-    na_status_t st = h5_recv_hdr(h, &hd, err);
-    if (st == NA_OK)
-        st = h5_recv_body(h, hd.len, &body, err);
-    if (st == NA_OK && hd.type == H5P_FAIL)
-        st = na_err_set(err, (na_status_t)hd.status, "%s", body);
-    else if (st == NA_OK && (hd.type != H5P_DATA || hd.len % sizeof(h5p_chunk_t) != 0))
-        st = na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 reader",
-                        hd.type);
-    size_t nk = st == NA_OK ? hd.len / sizeof(h5p_chunk_t) : 0;
+    uint64_t blen = 0;
+    na_status_t st = h5_request(h, H5P_RAW, entry, first, count, &body, &blen, err);
+    if (st == NA_OK && blen % sizeof(h5p_chunk_t) != 0)
+        st = na_err_set(err, NA_E_INTERNAL, "HDF5 reader: bad chunk list");
+    size_t nk = st == NA_OK ? blen / sizeof(h5p_chunk_t) : 0;
     const h5p_chunk_t *ck = (const h5p_chunk_t *)(void *)body;
     uint64_t room = h->shm_bytes + H5_SHM_SLACK;
     for (size_t i = 0; st == NA_OK && i < nk; i++) {
@@ -330,23 +360,106 @@ static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t
         if (pst != NA_E_UNSUPPORTED)
             return pst; /* else: some chunk unallocated or filtered apart */
     }
-    h5p_read_t rq = {h->cat_index[s->entry], off / es, len / es};
-    if (na_h5p_send(h->sock, H5P_READ, 0, &rq, sizeof rq, NULL, 0) != 0)
-        return h5_dead(h, 0, err);
-    h5p_hdr_t hd;
-    na_status_t st = h5_recv_hdr(h, &hd, err);
     char *body = NULL;
-    if (st == NA_OK)
-        st = h5_recv_body(h, hd.len, &body, err);
-    if (st == NA_OK && hd.type == H5P_FAIL)
-        st = na_err_set(err, (na_status_t)hd.status, "%s", body);
-    else if (st == NA_OK && hd.type != H5P_DATA)
-        st = na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 reader",
-                        hd.type);
+    uint64_t blen = 0;
+    na_status_t st = h5_request(h, H5P_READ, s->entry, off / es, len / es, &body, &blen, err);
     free(body);
     if (st == NA_OK)
         *ptr = h->shm;
     return st;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Ask the child where source s is fill value (H5P_FILL, hdf5_proto.h). */
+static na_status_t h5_fill_ask(h5_src_t *s, na_err_t *err)
+{
+    h5_input_t *h = s->h;
+    const h5_entry_t *x = &h->ents[s->entry];
+    s->fill_asked = 1;
+    s->n_spans = UINT64_MAX;
+    char *body = NULL;
+    uint64_t blen = 0;
+    h5p_fill_t f = {UINT64_MAX, 0, 0};
+    na_status_t st = h5_request(h, H5P_FILL, s->entry, 0, 0, &body, &blen, err);
+    if (st == NA_OK && blen < sizeof f)
+        st = na_err_set(err, NA_E_INTERNAL, "bad fill answer from the HDF5 reader");
+    if (st == NA_OK)
+        memcpy(&f, body, sizeof f);
+    uint64_t n = f.n_spans;
+    if (st == NA_OK && n != UINT64_MAX &&
+        (f.elem_size != x->e.elem_size || f.elem_size > sizeof s->elem || n > blen / 16 ||
+         blen != sizeof f + n * 16 + f.elem_size))
+        st = na_err_set(err, NA_E_INTERNAL, "bad fill answer from the HDF5 reader");
+    if (st == NA_OK && n != UINT64_MAX && n > 0 && (s->spans = malloc(n * 16)) == NULL)
+        st = na_err_set(err, NA_E_NOMEM, "out of memory");
+    if (st == NA_OK && n != UINT64_MAX) {
+        memcpy(s->spans, body + sizeof f, n * 16);
+        memcpy(s->elem, body + sizeof f + n * 16, f.elem_size);
+        /* Chunks' bounds of a 2-D or deeper grid interleave: merge them
+         * (also when adjacent), so that what lies between is fill. */
+        qsort(s->spans, n, sizeof *s->spans, span_cmp);
+        uint64_t m = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            if (m > 0 && s->spans[i][0] <= s->spans[m - 1][1] + 1) {
+                if (s->spans[i][1] > s->spans[m - 1][1])
+                    s->spans[m - 1][1] = s->spans[i][1];
+            } else {
+                s->spans[m][0] = s->spans[i][0];
+                s->spans[m][1] = s->spans[i][1];
+                m++;
+            }
+        }
+        s->n_spans = m;
+        for (uint64_t i = 0; i < m; i++) /* bounds that make no sense: read all */
+            if (s->spans[i][1] < s->spans[i][0] || s->spans[i][1] >= x->e.elements)
+                s->n_spans = UINT64_MAX;
+    }
+    free(body);
+    return st;
+}
+
+/* na_fill_fn: the first stretch of [off, off+len) outside every allocated
+ * chunk's flat bounds, which reads as the fill element (hdf5_child.c,
+ * c_fill). Errors name the tensor, as h5_read's. */
+static na_status_t h5_fill(void *ctx, uint64_t off, uint64_t len, uint64_t *skip,
+                           uint64_t *run, const uint8_t **elem, na_err_t *err)
+{
+    h5_src_t *s = ctx;
+    *skip = len;
+    *run = 0;
+    *elem = NULL;
+    if (!s->fill_asked) {
+        na_err_t e = {{0}};
+        na_status_t st = h5_fill_ask(s, &e);
+        if (st != NA_OK)
+            return na_err_set(err, st, "%s: %s", s->h->ents[s->entry].name, e.msg);
+    }
+    uint64_t es = s->h->ents[s->entry].e.elem_size, n = s->n_spans;
+    if (n == UINT64_MAX || es == 0)
+        return NA_OK;
+    uint64_t lo = off / es, hi = (off + len) / es, a = 0, b = n;
+    while (a < b) { /* first span that ends at or after lo */
+        uint64_t m = a + (b - a) / 2;
+        if (s->spans[m][1] < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    uint64_t start = lo;
+    if (a < n && s->spans[a][0] <= lo)
+        start = s->spans[a++][1] + 1;
+    uint64_t end = a < n && s->spans[a][0] < hi ? s->spans[a][0] : hi;
+    if (start >= end)
+        return NA_OK;
+    *skip = (start - lo) * es;
+    *run = (end - start) * es;
+    *elem = s->elem;
+    return NA_OK;
 }
 
 /* ---- vtbl --------------------------------------------------------------- */
@@ -369,6 +482,8 @@ static na_status_t h5_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t 
     t->elem_offset = 0;
     t->src.read = h5_read;
     t->src.ctx = &h->srcs[i];
+    /* Unallocated chunks are counted, not read (lib/scan_fill.c). */
+    t->src.fill = x->e.unallocated_chunks > 0 ? h5_fill : NULL;
     t->n_missing = h->use_missing ? (int)x->e.n_missing : 0;
     t->missing[0] = x->e.missing[0];
     t->missing[1] = x->e.missing[1];
@@ -422,6 +537,8 @@ static void h5_close(na_input_t *in)
     free(h->notes);
     free(h->ents);
     free(h->cat_index);
+    for (size_t i = 0; h->srcs != NULL && i < h->n; i++)
+        free(h->srcs[i].spans);
     free(h->srcs);
     free(h->win);
     free(h->dead);
@@ -435,36 +552,50 @@ static const struct na_input_vtbl h5_vtbl = {
 
 /* ---- open ---------------------------------------------------------------- */
 
-static na_status_t h5_spawn(h5_input_t *h, const char *path, na_err_t *err)
+na_status_t na_h5p_spawn(uint64_t shm_bytes, na_h5p_child_fn fn, void *arg, pid_t *pid,
+                         int *sock, uint8_t **shm, na_err_t *err)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return na_err_set(err, NA_E_INTERNAL, "socketpair: %s", strerror(errno));
-    void *m = mmap(NULL, h->shm_bytes + H5_SHM_SLACK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *m = mmap(NULL, shm_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
         close(sv[0]);
         close(sv[1]);
         return na_err_set(err, NA_E_NOMEM, "cannot map %llu bytes of shared memory: %s",
-                          (unsigned long long)h->shm_bytes, strerror(errno));
+                          (unsigned long long)shm_bytes, strerror(errno));
     }
-    h->shm = m;
-    pid_t pid = fork();
-    if (pid < 0) {
+    *shm = m;
+    pid_t p = fork();
+    if (p < 0) {
         close(sv[0]);
         close(sv[1]);
         return na_err_set(err, NA_E_INTERNAL, "fork: %s", strerror(errno));
     }
-    if (pid == 0) {
+    if (p == 0) {
         close(sv[0]);
         /* Stop with us: a child left behind would hold the file. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         signal(SIGPIPE, SIG_IGN);
-        na_h5c_main(path, sv[1], h->shm, h->shm_bytes + H5_SHM_SLACK, h->attributes);
+        fn(sv[1], m, arg);
+        _exit(2); /* fn does not return */
     }
     close(sv[1]);
-    h->pid = pid;
-    h->sock = sv[0];
+    *pid = p;
+    *sock = sv[0];
     return NA_OK;
+}
+
+static void h5_child(int sock, uint8_t *shm, void *arg)
+{
+    h5_input_t *h = arg;
+    na_h5c_main(h->base.path, sock, shm, h->shm_bytes + H5_SHM_SLACK, h->attributes);
+}
+
+static na_status_t h5_spawn(h5_input_t *h, na_err_t *err)
+{
+    return na_h5p_spawn(h->shm_bytes + H5_SHM_SLACK, h5_child, h, &h->pid, &h->sock, &h->shm,
+                        err);
 }
 
 static na_status_t h5_open(const char *path, int fd, const na_open_opts_t *o, na_input_t **out,
@@ -500,7 +631,7 @@ static na_status_t h5_open(const char *path, int fd, const na_open_opts_t *o, na
                                                             : NA_DEFAULT_WINDOW_BYTES,
                                  &h->map, err);
     if (st == NA_OK)
-        st = h5_spawn(h, path, err);
+        st = h5_spawn(h, err);
     if (st == NA_OK)
         st = h5_catalog(h, err);
     if (st == NA_OK && (h->srcs = calloc(h->n + 1, sizeof *h->srcs)) == NULL)

@@ -5,8 +5,13 @@
  * serialises every HDF5 call behind one lock). For the two most common
  * pipelines, deflate and shuffle + deflate, the child (hdf5_child.c)
  * instead hands over the stored chunks (H5Dread_chunk) and this file
- * inflates them with zlib on all threads and undoes the shuffle, in the
- * parent, where OpenMP is allowed. Formats:
+ * inflates them on all threads and undoes the shuffle, in the parent,
+ * where OpenMP is allowed. A chunk is one whole buffer, the case
+ * libdeflate (https://github.com/ebiggers/libdeflate) is made for: it
+ * inflates them faster than zlib (bench/RESULTS.md, HDF5), so it is used
+ * when the build found it (NA_HAVE_LIBDEFLATE), with zlib as the fallback
+ * for builds without it and for any stream libdeflate refuses, so that
+ * error messages stay zlib's. Formats:
  *  - deflate (filter 1): a zlib stream (RFC 1950) of the whole chunk, as
  *    H5Z_filter_deflate writes it (HDF5 source src/H5Zdeflate.c);
  *  - shuffle (filter 2): byte k of every element stored together: the
@@ -23,6 +28,32 @@
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* memcpy */
 #include <zlib.h>   /* uncompress */
+#if NA_HAVE_LIBDEFLATE
+#include <libdeflate.h> /* libdeflate_zlib_decompress */
+#endif
+
+/* Inflate the zlib stream of in_n bytes at in into out (cap bytes); *got:
+ * the bytes written. Returns Z_OK or zlib's error code. dec: this
+ * thread's libdeflate decompressor, or NULL (zlib only). Inflating a valid
+ * stream has one result, so both libraries give the same bytes. */
+static int inflate_chunk(void *dec, uint8_t *out, uint64_t cap, const uint8_t *in,
+                         uint64_t in_n, uint64_t *got)
+{
+#if NA_HAVE_LIBDEFLATE
+    size_t n = 0;
+    if (dec != NULL &&
+        libdeflate_zlib_decompress(dec, in, in_n, out, cap, &n) == LIBDEFLATE_SUCCESS) {
+        *got = n;
+        return Z_OK;
+    }
+#else
+    (void)dec;
+#endif
+    uLongf g = (uLongf)cap;
+    int zr = uncompress(out, &g, in, (uLong)in_n);
+    *got = g;
+    return zr;
+}
 
 /* Undo shuffle: n elements of es bytes, planes in `in`, elements to out. */
 static void unshuffle(const uint8_t *in, uint8_t *out, uint64_t n, uint32_t es)
@@ -48,6 +79,11 @@ na_status_t na_h5i_assemble(const uint8_t *raw, const h5p_chunk_t *ck, size_t nk
     {
         uint8_t *tmp = malloc(cbytes ? cbytes : 1);
         uint8_t *tmp2 = L->shuffle ? malloc(cbytes ? cbytes : 1) : NULL;
+#if NA_HAVE_LIBDEFLATE
+        struct libdeflate_decompressor *dec = libdeflate_alloc_decompressor();
+#else
+        void *dec = NULL;
+#endif
         if (tmp == NULL || (L->shuffle && tmp2 == NULL)) {
 #pragma omp atomic write
             bad = 1;
@@ -59,8 +95,8 @@ na_status_t na_h5i_assemble(const uint8_t *raw, const h5p_chunk_t *ck, size_t nk
             stop = bad;
             if (stop)
                 continue;
-            uLongf got = (uLongf)cbytes;
-            int zr = uncompress(tmp, &got, raw + ck[i].offset, (uLong)ck[i].bytes);
+            uint64_t got = 0;
+            int zr = inflate_chunk(dec, tmp, cbytes, raw + ck[i].offset, ck[i].bytes, &got);
             if (zr != Z_OK || got != cbytes) {
 #pragma omp critical(na_h5i_msg)
                 if (!bad) {
@@ -87,6 +123,9 @@ na_status_t na_h5i_assemble(const uint8_t *raw, const h5p_chunk_t *ck, size_t nk
         }
         free(tmp);
         free(tmp2);
+#if NA_HAVE_LIBDEFLATE
+        libdeflate_free_decompressor(dec);
+#endif
     }
     if (bad == 1)
         return na_err_set(err, NA_E_NOMEM, "out of memory (chunk buffers of %llu bytes)",

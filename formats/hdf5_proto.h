@@ -29,6 +29,7 @@
 #include "nanaudit.h"
 
 #include <stdint.h>
+#include <sys/types.h> /* pid_t */
 
 enum h5p_type {
     H5P_ENTRY = 1,
@@ -37,8 +38,21 @@ enum h5p_type {
     H5P_READ = 4,
     H5P_DATA = 5,
     H5P_QUIT = 6,
-    H5P_RAW = 7   /* READ of stored chunks: DATA payload = h5p_chunk_t[] */
+    H5P_RAW = 7,  /* READ of stored chunks: DATA payload = h5p_chunk_t[] */
+    H5P_FILL = 8  /* READ {entry, 0, 0}: where the stream is fill value;
+                   * DATA payload = h5p_fill_t, uint64_t[n_spans][2],
+                   * elem_size bytes of the fill element */
 };
+
+/* Answer to H5P_FILL: the flat bounds [lo, hi] (inclusive, ascending by
+ * lo, possibly overlapping) of the entry's allocated chunks, and the
+ * element that every element outside them reads as. n_spans UINT64_MAX:
+ * not known, read everything. */
+typedef struct h5p_fill {
+    uint64_t n_spans;
+    uint32_t elem_size;
+    uint32_t pad;
+} h5p_fill_t;
 
 /* Parallel decompression modes (entry.par_mode). */
 enum { H5P_PAR_NONE = 0, H5P_PAR_DEFLATE = 1, H5P_PAR_SHUFFLE_DEFLATE = 2 };
@@ -100,6 +114,16 @@ typedef struct h5p_read {
  * attributes: also list numeric attributes (--attributes). */
 void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, int attributes)
     __attribute__((noreturn));
+
+/* Fork a libhdf5 process (hdf5.c): a socketpair (the child gets sock,
+ * the caller *sock) and shm_bytes of MAP_SHARED anonymous memory (*shm,
+ * the caller munmaps it, also after an error) made before the fork; the
+ * child is killed when the caller dies (PR_SET_PDEATHSIG), ignores
+ * SIGPIPE and runs fn, which must end with _exit. Used by the reader and
+ * by the writer (hdf5_write.c). NA_E_NOMEM, NA_E_INTERNAL. */
+typedef void (*na_h5p_child_fn)(int sock, uint8_t *shm, void *arg);
+na_status_t na_h5p_spawn(uint64_t shm_bytes, na_h5p_child_fn fn, void *arg, pid_t *pid,
+                         int *sock, uint8_t **shm, na_err_t *err);
 
 /* Blocking full send / receive on a stream socket; 0 or -1 (peer gone). */
 int na_h5p_send(int fd, uint32_t type, uint32_t status, const void *a, uint64_t alen,

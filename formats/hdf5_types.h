@@ -30,5 +30,16 @@ typedef struct c_type {
  * H5P_K_SKIP (not numeric: reason). Rules in hdf5_types.c. */
 void na_h5t_classify(hid_t ft, c_type_t *r);
 
+/* Shared by the reader's and the writer's children (hdf5_child.c):
+ * select flat row-major elements [a, a+n) of shape in dataspace fs (0 or
+ * -1); the innermost message of the HDF5 error stack into buf (clears
+ * it); the memory type of compound member path names[0..depth) around
+ * leaf (consumed); 1 for a complex compound (two equal float members
+ * named r/i or real/imag, NAME.real and NAME.imag). */
+int na_h5c_select_range(hid_t fs, int ndim, const uint64_t *shape, uint64_t a, uint64_t n);
+void na_h5c_cause(char *buf, size_t cap);
+hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf);
+int na_h5c_is_complex(hid_t ct);
+
 #endif /* NA_HAVE_HDF5 */
 #endif /* NA_HDF5_TYPES_H */

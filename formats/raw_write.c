@@ -14,10 +14,11 @@ static void raw_wfree(na_writer_t *w)
     free(w);
 }
 
-static const struct na_writer_vtbl raw_wvtbl = {NULL, NULL, raw_wfree};
+static const struct na_writer_vtbl raw_wvtbl = {NULL, NULL, raw_wfree, NULL, NULL};
 
-static na_status_t raw_wopen(int fd, const na_wtensor_t *t, size_t n, const na_wmeta_t *meta,
-                             size_t n_meta, na_writer_t **out, na_err_t *err)
+static na_status_t raw_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t, size_t n,
+                             const na_wmeta_t *meta, size_t n_meta, na_writer_t **out,
+                             na_err_t *err)
 {
     na_writer_t *w = calloc(1, sizeof *w);
     if (!w)

@@ -25,7 +25,7 @@ static void st_wfree(na_writer_t *w)
     free(w);
 }
 
-static const struct na_writer_vtbl st_wvtbl = {NULL, NULL, st_wfree};
+static const struct na_writer_vtbl st_wvtbl = {NULL, NULL, st_wfree, NULL, NULL};
 
 /* The header JSON (without padding); NULL on out of memory or a name
  * that is not UTF-8 (impossible for names read from safetensors). */
@@ -64,8 +64,9 @@ static char *header_json(const na_wtensor_t *t, size_t n, const na_wmeta_t *meta
     return s;
 }
 
-static na_status_t st_wopen(int fd, const na_wtensor_t *t, size_t n, const na_wmeta_t *meta,
-                            size_t n_meta, na_writer_t **out, na_err_t *err)
+static na_status_t st_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t, size_t n,
+                            const na_wmeta_t *meta, size_t n_meta, na_writer_t **out,
+                            na_err_t *err)
 {
     na_writer_t *w = calloc(1, sizeof *w);
     if (!w)

@@ -22,6 +22,10 @@ const na_writer_format_t *na_writer_for(const char *input_format)
         return &na_writer_safetensors;
     if (!strcmp(input_format, "raw"))
         return &na_writer_raw;
+    if (!strcmp(input_format, "npy"))
+        return &na_writer_npy;
+    if (!strcmp(input_format, "hdf5"))
+        return &na_writer_hdf5;
     return NULL;
 }
 
@@ -48,6 +52,7 @@ void na_writer_base_free(na_writer_t *w)
     free(w->buf);
     free(w->bytes);
     free(w->header);
+    free(w->copies);
 }
 
 uint64_t na_writer_header_find(const na_writer_t *w, const char *needle, size_t len)
@@ -102,11 +107,12 @@ void na_sha_final(na_sha_t *s, char hex[65])
     free(s);
 }
 
-na_status_t na_writer_flush(na_writer_t *w, na_err_t *err)
+/* len bytes at p to w->fd, through short writes and EINTR. */
+static na_status_t write_all(na_writer_t *w, const uint8_t *p, size_t len, na_err_t *err)
 {
     size_t off = 0;
-    while (off < w->used) {
-        ssize_t k = write(w->fd, w->buf + off, w->used - off);
+    while (off < len) {
+        ssize_t k = write(w->fd, p + off, len - off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -115,13 +121,25 @@ na_status_t na_writer_flush(na_writer_t *w, na_err_t *err)
         off += (size_t)k;
         w->written += (uint64_t)k;
     }
-    w->used = 0;
     return NA_OK;
+}
+
+na_status_t na_writer_flush(na_writer_t *w, na_err_t *err)
+{
+    na_status_t st = write_all(w, w->buf, w->used, err);
+    if (st == NA_OK)
+        w->used = 0;
+    return st;
 }
 
 na_status_t na_writer_put(na_writer_t *w, const void *buf, size_t len, na_err_t *err)
 {
     const uint8_t *p = buf;
+    /* A large piece with the buffer empty goes to write(2) as it is, not
+     * copied through the buffer (the clean write pass hands over whole
+     * chunks of cleaned values, tens of MiB). */
+    if (w->used == 0 && len >= NA_WBUF)
+        return write_all(w, p, len, err);
     while (len) {
         size_t room = NA_WBUF - w->used, k = len < room ? len : room;
         memcpy(w->buf + w->used, p, k);
@@ -162,7 +180,25 @@ na_status_t na_writer_write(na_writer_t *w, const void *buf, size_t len, na_err_
     if (w->cur >= w->n || len > w->bytes[w->cur] - w->cur_done)
         return na_err_set(err, NA_E_INTERNAL, "more bytes than the tensor holds");
     w->cur_done += len;
-    return na_writer_put(w, buf, len, err);
+    return w->v->data ? w->v->data(w, buf, len, err) : na_writer_put(w, buf, len, err);
+}
+
+int na_writer_wants(const na_writer_t *w, size_t i)
+{
+    return !(w->copies && i < w->n && w->copies[i]);
+}
+
+int na_writer_late_meta(const na_writer_t *w)
+{
+    return w->v->meta != NULL;
+}
+
+na_status_t na_writer_set_meta(na_writer_t *w, const char *key, const char *value,
+                               na_err_t *err)
+{
+    if (!w->v->meta)
+        return na_err_set(err, NA_E_INTERNAL, "this writer takes metadata only at open");
+    return w->v->meta(w, key, value, err);
 }
 
 na_status_t na_writer_finish(na_writer_t *w, na_err_t *err)

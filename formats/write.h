@@ -9,11 +9,16 @@
  * sizes are known after the fit passes, before any data is written, so
  * a header can go first. Data then arrives tensor by tensor, in list
  * order, in any number of pieces (na_writer_begin, na_writer_write);
- * na_writer_finish checks every byte arrived and flushes.
+ * na_writer_finish checks every byte arrived and flushes. A writer that
+ * copies the input's objects itself (HDF5: hdf5_write.c, which needs the
+ * paths of na_wopts_t) takes no bytes for copied tensors
+ * (na_writer_wants) and its metadata at finish (na_writer_set_meta).
  *
  * Errors name the problem in one line ("write error: No space left on
  * device"); the caller adds the file name. All are NA_E_WRITE, except
- * NA_E_NOMEM and NA_E_INTERNAL (bytes beyond a tensor's size: a bug).
+ * NA_E_NOMEM, NA_E_INTERNAL (bytes beyond a tensor's size: a bug) and
+ * NA_E_USAGE (HDF5: a compound dataset whose fields cannot be written
+ * back without misaligning its records).
  */
 #ifndef NA_WRITE_H
 #define NA_WRITE_H
@@ -30,7 +35,23 @@ typedef struct na_wtensor {
     int ndim;
     uint64_t shape[NA_MAX_NDIM];
     uint64_t bytes;    /* data bytes that will be written */
+    int copied;        /* unchanged input tensor (not cleaned): a writer
+                        * that copies objects itself (HDF5) takes no
+                        * bytes for it, see na_writer_wants */
+    na_endian_t byte_order; /* of the bytes: NA_LITTLE for cleaned tensors
+                             * (na_clean_emit), the input's for copied ones
+                             * (the .npy writer's descr says which) */
 } na_wtensor_t;
+
+/* Where the writer's file and its input are, for writers that need more
+ * than the descriptor: libhdf5 opens files by name, and the HDF5 writer
+ * copies the input's groups, attributes and untouched datasets. */
+typedef struct na_wopts {
+    const char *input;   /* the input file (read only) */
+    const char *path;    /* the file behind fd (the temporary file) */
+    double timeout;      /* seconds one answer of a helper process may
+                          * take (--hdf5-timeout); <= 0: no limit */
+} na_wopts_t;
 
 /* Key/value pairs of file-level metadata (safetensors __metadata__;
  * ignored by formats without metadata, such as raw). */
@@ -41,17 +62,20 @@ typedef struct na_wmeta {
 typedef struct na_writer na_writer_t;
 
 typedef struct na_writer_format {
-    const char *name; /* "safetensors", "raw" */
+    const char *name; /* "safetensors", "raw", "hdf5" */
     /* t[n] and meta[n_meta] are copied as needed; fd is not closed. */
-    na_status_t (*open)(int fd, const na_wtensor_t *t, size_t n, const na_wmeta_t *meta,
-                        size_t n_meta, na_writer_t **out, na_err_t *err);
+    na_status_t (*open)(int fd, const na_wopts_t *o, const na_wtensor_t *t, size_t n,
+                        const na_wmeta_t *meta, size_t n_meta, na_writer_t **out,
+                        na_err_t *err);
 } na_writer_format_t;
 
 extern const na_writer_format_t na_writer_safetensors; /* safetensors_write.c */
 extern const na_writer_format_t na_writer_raw;         /* raw_write.c */
+extern const na_writer_format_t na_writer_npy;         /* npy_write.c */
+extern const na_writer_format_t na_writer_hdf5;        /* hdf5_write.c */
 
-/* The writer for an input format name ("safetensors", "raw"); NULL when
- * clean cannot write that format yet. */
+/* The writer for an input format name ("safetensors", "raw", "hdf5");
+ * NULL when clean cannot write that format yet. */
 const na_writer_format_t *na_writer_for(const char *input_format);
 
 /* Start tensor i (0, 1, 2, ... in order). */
@@ -61,12 +85,28 @@ na_status_t na_writer_write(na_writer_t *w, const void *buf, size_t len, na_err_
 /* Every tensor complete? Flush buffered bytes. Does not fsync. */
 na_status_t na_writer_finish(na_writer_t *w, na_err_t *err);
 void na_writer_free(na_writer_t *w); /* NULL ok */
+/* 0 when the writer copies tensor i from the input itself (a copied
+ * tensor of the HDF5 writer): the caller then sends it no bytes. */
+int na_writer_wants(const na_writer_t *w, size_t i);
+/* 1 when the writer stores metadata at na_writer_finish (HDF5 root
+ * attributes), so a value known only after the data, such as the input's
+ * SHA-256, is given with na_writer_set_meta before finishing. */
+int na_writer_late_meta(const na_writer_t *w);
+/* Set (add or replace) metadata key before na_writer_finish; NA_E_INTERNAL
+ * for writers without late metadata, NA_E_NOMEM. */
+na_status_t na_writer_set_meta(na_writer_t *w, const char *key, const char *value,
+                               na_err_t *err);
 
 /* ---- shared by the writers (write.c) ------------------------------- */
 struct na_writer_vtbl {
     na_status_t (*begin)(na_writer_t *, size_t, na_err_t *);
     na_status_t (*finish)(na_writer_t *, na_err_t *);
     void (*free)(na_writer_t *);
+    /* NULL: data goes through the buffer to fd (na_writer_put); else
+     * the writer's own transport (HDF5: to its libhdf5 process). */
+    na_status_t (*data)(na_writer_t *, const void *, size_t, na_err_t *);
+    /* NULL: metadata is written at open; else na_writer_set_meta. */
+    na_status_t (*meta)(na_writer_t *, const char *, const char *, na_err_t *);
 };
 struct na_writer {
     const struct na_writer_vtbl *v;
@@ -79,6 +119,8 @@ struct na_writer {
     uint64_t cur_done;     /* bytes of the current tensor so far */
     char *header;          /* bytes before the data (may be NULL) */
     size_t header_len;
+    uint8_t *copies;       /* per tensor, 1: copied by the writer itself
+                            * (na_writer_wants); NULL: none */
 };
 #define NA_WBUF (1u << 20)
 /* Set up the common part (buffer, byte counts). */

@@ -367,9 +367,10 @@ static na_status_t cuda_scan(void *self, const na_tensor_t *t, const na_scan_opt
     s.o = o;
     s.r = r;
     s.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-    /* The kernels do not leave missing values out, and a constant tensor
-     * (no stored data) is one element's work: both are the CPU's. */
-    if (t->n_missing > 0 || t->constant)
+    /* The kernels do not leave missing values out, a constant tensor (no
+     * stored data) is one element's work, and the CPU does not read fill
+     * runs (lib/scan_fill.c): all three are the CPU's. */
+    if (t->n_missing > 0 || t->constant || t->src.fill != NULL)
         return na_scan_tensor(t, o, r, err);
     na_status_t st = na_k_setup(&s.k, t, err); /* the CPU's checks and messages */
     if (st != NA_OK)

@@ -4,24 +4,28 @@
  *
  * Every pass reads whole rows (samples) into a buffer of doubles, marks
  * the rows already dropped as NaN, applies the steps decided so far, and
- * accumulates what the next decision needs. Within a chunk each feature's
- * statistics are computed two-pass (sum, then squared deviations from
- * the chunk mean) and merged into the running total with Chan, Golub &
- * LeVeque's pairwise update (lib/stats.c), in row order, so the results
- * do not depend on the chunk size beyond rounding and are reproducible.
+ * accumulates what the next decision needs. Each feature's statistics
+ * are computed per block (two-pass: sum, then squared deviations from
+ * the block mean, in fixed vector lanes) and merged into the running
+ * total with Chan, Golub & LeVeque's pairwise update (lib/stats.c) in
+ * row order, so the results are the same for any thread count.
  *
- * Exact medians (--mad) come from radix selection: a double maps to a
- * 64-bit key whose unsigned order is the numeric order (flip all bits of
- * negatives, the sign bit of positives), and each pass fixes B more bits
- * of the wanted key from a histogram per feature. After 64/B passes the
- * key, hence the value, of rank k is exact; numpy's median of an even
- * count averages ranks n/2-1 and n/2, so one more pass finds the upper
- * one (the smallest value above the lower, or the lower itself when it
- * repeats).
+ * Two drivers run a pass. Width 1 (rank-1 samples and every weight
+ * tensor, the common and the benchmarked case) uses run_tiles: one
+ * OpenMP region per chunk, each thread decoding 16 Ki-element blocks
+ * straight from the mapped input into its own L2-sized buffer and running
+ * all steps of the pass there. Wider rows (per-feature statistics) use
+ * run_pass: a chunk decoded into doubles, each step a parallel loop over
+ * it. bench/RESULTS.md ("nanaudit clean") has the measurements.
+ *
+ * Exact medians (--mad) come from the radix selection of median.h (one
+ * pass per digit, driven from here), shared with `scan --mad`.
  */
 #include "clean.h"
 
+#include <float.h>  /* DBL_MAX, FLT_MAX */
 #include <math.h>   /* isfinite, fabs, NAN */
+#include <omp.h>    /* omp_in_parallel */
 #include <stdlib.h> /* calloc, malloc, free */
 #include <string.h> /* memcpy, memset */
 
@@ -90,7 +94,7 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
     na_stats_init(&ct->before);
     na_stats_init(&ct->after);
     ct->feat = malloc((size_t)ct->nfeat * sizeof *ct->feat);
-    ct->row_state = calloc((size_t)ct->rows + 1, 1);
+    ct->row_state = calloc((size_t)(ct->rows / 4) + 1, 1); /* 2 bits per row */
     if (!ct->feat || !ct->row_state) {
         na_clean_tensor_free(ct);
         return na_err_set(err, NA_E_NOMEM, "%s: out of memory for %llu features",
@@ -114,13 +118,12 @@ typedef struct chunker {
     size_t esize;
 } chunker_t;
 
-static na_status_t chunker_init(chunker_t *c, const na_tensor_t *t, const na_clean_tensor_t *ct,
-                                const na_clean_opts_t *o, na_err_t *err)
+/* Rows per chunk: a window of the source, at most 4 Mi elements. */
+static uint64_t chunk_rows(const na_tensor_t *t, const na_clean_tensor_t *ct,
+                           const na_clean_opts_t *o)
 {
-    c->t = t;
-    c->esize = t->elem_stride;
     uint64_t per = (o->window_bytes / 8) / ct->width;
-    uint64_t by_src = (o->window_bytes / c->esize) / ct->width;
+    uint64_t by_src = (o->window_bytes / t->elem_stride) / ct->width;
     if (by_src < per)
         per = by_src;
     /* At most 4 Mi elements (32 MiB of doubles) per chunk: the steps walk
@@ -129,7 +132,17 @@ static na_status_t chunker_init(chunker_t *c, const na_tensor_t *t, const na_cle
     uint64_t by_cache = CHUNK_ELEMS / ct->width;
     if (by_cache < per)
         per = by_cache;
-    c->rows_per = per ? per : 1;
+    if (per >= 4)
+        per -= per % 4; /* chunks start on a byte of the 2-bit row states */
+    return per ? per : 1;
+}
+
+static na_status_t chunker_init(chunker_t *c, const na_tensor_t *t, const na_clean_tensor_t *ct,
+                                const na_clean_opts_t *o, na_err_t *err)
+{
+    c->t = t;
+    c->esize = t->elem_stride;
+    c->rows_per = chunk_rows(t, ct, o);
     c->buf = malloc((size_t)(c->rows_per * ct->width) * sizeof(double));
     if (!c->buf)
         return na_err_set(err, NA_E_NOMEM, "%s: out of memory for a read buffer", t->name);
@@ -179,7 +192,7 @@ static inline const na_clean_feat_t *feat_of(const na_clean_tensor_t *ct, uint64
 static void blank_rows(const na_clean_tensor_t *ct, double *b, uint64_t r0, uint64_t nr, int mask)
 {
     for (uint64_t r = 0; r < nr; r++) {
-        uint8_t s = ct->row_state[r0 + r];
+        unsigned s = na_clean_row(ct, r0 + r);
         if (s && (mask & s))
             for (uint64_t j = 0; j < ct->width; j++)
                 b[r * ct->width + j] = NAN;
@@ -206,12 +219,8 @@ static inline int is_outlier(const na_clean_opts_t *o, const na_clean_feat_t *F,
 {
     if (o->method == NA_OM_ZSCORE)
         return F->scale > 0 && fabs(v - F->center) > o->k * F->scale;
-    if (o->method == NA_OM_MAD) {
-        if (F->scale > 0)
-            return fabs(NA_MAD_CONST * (v - F->center) / F->scale) > o->k;
-        if (F->meanad > 0)
-            return fabs((v - F->center) / (NA_MEANAD_CONST * F->meanad)) > o->k;
-    }
+    if (o->method == NA_OM_MAD)
+        return na_mad_is_outlier(v, F->center, F->scale, F->meanad, o->k);
     return 0;
 }
 
@@ -222,20 +231,21 @@ typedef struct counts {
 /* Apply step 1 to the chunk (rows r0..r0+nr-1) in place. Rows gone
  * before step 1 (states 1 and NA_CLEAN_ROW_JOINT, blanked to NaN) stay
  * NaN, so no later statistic sees them; step-2 drops are filled like the
- * others but, as every dropped row, not counted as replaced. */
+ * others but, as every dropped row, not counted as replaced. Called
+ * inside a parallel region (run_tiles), it runs on the calling thread. */
 static void apply_step1(const na_clean_opts_t *o, const na_clean_tensor_t *ct, double *b,
                         uint64_t r0, uint64_t nr, counts_t *c)
 {
     if (o->nonfinite != NA_NF_ZERO && o->nonfinite != NA_NF_MEAN && o->nonfinite != NA_NF_VALUE)
         return;
     uint64_t replaced = 0;
-#pragma omp parallel for schedule(static) reduction(+ : replaced)
+#pragma omp parallel for schedule(static) reduction(+ : replaced) if (!omp_in_parallel())
     for (uint64_t r = 0; r < nr; r++)
-        for (uint64_t j = 0; j < ct->width && !(ct->row_state[r0 + r] & 1); j++) {
+        for (uint64_t j = 0; j < ct->width && !(na_clean_row(ct, r0 + r) & 1); j++) {
             double *x = &b[r * ct->width + j];
             int rep = 0;
             *x = step1(o, feat_of(ct, j), *x, &rep);
-            replaced += (uint64_t)(rep && !ct->row_state[r0 + r]);
+            replaced += (uint64_t)(rep && !na_clean_row(ct, r0 + r));
         }
     if (c)
         c->replaced_nf += replaced;
@@ -243,17 +253,21 @@ static void apply_step1(const na_clean_opts_t *o, const na_clean_tensor_t *ct, d
 
 /* Apply step 2 in place. With drop, a row with a flagged value is marked
  * (state 2, unless mark is 0) and blanked. Returns rows newly flagged.
- * Rows are independent, so they are spread over threads; the counts are
- * sums, the same for any thread count. */
+ * Rows are independent, so they are spread over threads (or, inside a
+ * parallel region, run on the calling thread); the counts are sums, the
+ * same for any thread count. */
 static uint64_t apply_step2(const na_clean_opts_t *o, na_clean_tensor_t *ct, double *b,
                             uint64_t r0, uint64_t nr, int mark, counts_t *c)
 {
     uint64_t newly = 0, flagged = 0, clipped = 0, nanned = 0, repl = 0;
     if (o->method == NA_OM_NONE)
         return 0;
-#pragma omp parallel for schedule(static) reduction(+ : newly, flagged, clipped, nanned, repl)
+/* Pieces of 1024 rows from r0 (a multiple of 4, chunk_rows): no two
+ * threads share a byte of the 2-bit row states. */
+#pragma omp parallel for schedule(static, 1024) \
+    reduction(+ : newly, flagged, clipped, nanned, repl) if (!omp_in_parallel())
     for (uint64_t r = 0; r < nr; r++) {
-        if (ct->row_state[r0 + r])
+        if (na_clean_row(ct, r0 + r))
             continue;
         int row_flag = 0;
         double *row = &b[r * ct->width];
@@ -284,7 +298,7 @@ static uint64_t apply_step2(const na_clean_opts_t *o, na_clean_tensor_t *ct, dou
         if (row_flag && o->action == NA_OA_DROP) {
             newly++;
             if (mark)
-                ct->row_state[r0 + r] = 2;
+                na_clean_row_set(ct, r0 + r, 2);
             for (uint64_t j = 0; j < ct->width; j++)
                 row[j] = NAN;
         }
@@ -320,54 +334,110 @@ static inline double step3(const na_clean_opts_t *o, const na_clean_feat_t *F, d
 /* ------------------------------------------------------------------ */
 
 /* Statistics of finite b[i*stride], i < n (one block): two-pass within
- * the block (sum, then squared deviations from the block mean). The
- * simd reductions let the compiler vectorise; the result depends only on
- * the block, never on the thread count. Non-finite values are counted in
- * a scalar loop that runs only when there are some. */
+ * the block (sum, then squared deviations from the block mean). Each sum
+ * runs in NA_CLEAN_LANES fixed lanes (element i goes to lane i % 4),
+ * combined in a fixed tree: the order of every addition is written here,
+ * so the compiler may vectorise the lanes (SSE2 or AVX2 alike) without
+ * changing a bit, and the result depends only on the block - not on the
+ * thread count, the ISA or the compiler's choice (a single running sum
+ * would be a 4-cycle dependency chain per element). Non-finite values
+ * are counted in a scalar loop that runs only when there are some. */
+#define NA_CLEAN_LANES 4
+typedef double v4d_t __attribute__((vector_size(32)));   /* GCC and clang */
+typedef long long v4l_t __attribute__((vector_size(32))); /* its compare masks */
+
+/* Helpers as macros: a function taking or returning a 32-byte vector
+ * changes the ABI in a non-AVX build (-Wpsabi). */
+#define LANES_SUM(a) (((a)[0] + (a)[1]) + ((a)[2] + (a)[3]))
+/* a where m, else b (m: all-ones or zero lanes of a vector compare) */
+#define VSEL(m, a, b) ((v4d_t)(((m) & (v4l_t)(a)) | (~(m) & (v4l_t)(b))))
+#define VLOAD(b, i, s) ((v4d_t){(b)[(i) * (s)], (b)[((i) + 1) * (s)], (b)[((i) + 2) * (s)], \
+                                (b)[((i) + 3) * (s)]})
+/* All ones in the lanes of x that are finite: |x| <= DBL_MAX is false
+ * for NaN and +-Inf. */
+#define VFINITE(x) ((v4d_t)((v4l_t)(x) & vabs) <= vbig)
+
+/* The lanes are GCC/clang vector types (the compiler's own loop
+ * vectoriser leaves the min/max reductions scalar, since it may not
+ * reorder them without -ffinite-math-only). */
 static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk, const double *b,
                                                                 uint64_t n, uint64_t stride)
 {
-    na_stats_init(blk);
-    double sum = 0, mn = INFINITY, mx = -INFINITY;
-    uint64_t cnt = 0;
-#pragma omp simd reduction(+ : sum, cnt) reduction(min : mn) reduction(max : mx)
-    for (uint64_t i = 0; i < n; i++) {
-        double x = b[i * stride];
-        int fin = isfinite(x);
-        sum += fin ? x : 0.0;
-        cnt += (uint64_t)fin;
-        double lo = fin ? x : INFINITY, hi = fin ? x : -INFINITY;
-        mn = lo < mn ? lo : mn;
-        mx = hi > mx ? hi : mx;
+    const v4d_t zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
+    const v4d_t inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    const v4d_t vbig = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
+    const v4l_t vabs = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+    v4d_t sum = zero, cnt = zero, mn = inf, mx = -inf;
+    uint64_t i = 0;
+    for (; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES) {
+        v4d_t x = VLOAD(b, i, stride);
+        v4l_t fin = VFINITE(x);
+        sum += VSEL(fin, x, zero);
+        cnt += VSEL(fin, one, zero);
+        v4d_t lo = VSEL(fin, x, inf), hi = VSEL(fin, x, -inf);
+        mn = VSEL(lo < mn, lo, mn);
+        mx = VSEL(hi > mx, hi, mx);
     }
-    blk->elements = n;
-    if (cnt < n)
-        for (uint64_t i = 0; i < n; i++) {
-            double x = b[i * stride];
-            if (isnan(x))
-                blk->nan++;
-            else if (isinf(x))
-                *(x > 0 ? &blk->pos_inf : &blk->neg_inf) += 1;
-        }
-    if (!cnt)
-        return;
-    double mean = sum / (double)cnt, m2 = 0;
-#pragma omp simd reduction(+ : m2)
-    for (uint64_t i = 0; i < n; i++) {
+    for (int l = 0; i < n; i++, l++) { /* the tail, lane i % 4 as above */
         double x = b[i * stride];
-        double d = isfinite(x) ? x - mean : 0.0;
+        if (fabs(x) <= DBL_MAX) {
+            sum[l] += x;
+            cnt[l] += 1.0;
+            mn[l] = x < mn[l] ? x : mn[l];
+            mx[l] = x > mx[l] ? x : mx[l];
+        }
+    }
+    na_stats_init(blk);
+    blk->elements = n;
+    uint64_t c = (uint64_t)LANES_SUM(cnt); /* exact: n <= 2^53 */
+    if (c < n) { /* branch-free, so it vectorises too */
+        uint64_t nan = 0, pinf = 0;
+        for (i = 0; i < n; i++) {
+            double x = b[i * stride];
+            nan += (uint64_t)(x != x);
+            pinf += (uint64_t)(x == INFINITY);
+        }
+        blk->nan = nan;
+        blk->pos_inf = pinf;
+        blk->neg_inf = n - c - nan - pinf;
+    }
+    if (!c)
+        return;
+    double mean = LANES_SUM(sum) / (double)c, lo = mn[0], hi = mx[0];
+    for (int l = 1; l < NA_CLEAN_LANES; l++) {
+        lo = mn[l] < lo ? mn[l] : lo;
+        hi = mx[l] > hi ? mx[l] : hi;
+    }
+    const v4d_t vmean = {mean, mean, mean, mean};
+    v4d_t m2 = zero;
+    for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES) {
+        v4d_t x = VLOAD(b, i, stride);
+        v4d_t d = VSEL(VFINITE(x), x - vmean, zero);
         m2 += d * d;
     }
-    blk->finite = cnt;
+    for (int l = 0; i < n; i++, l++) {
+        double x = b[i * stride];
+        double d = fabs(x) <= DBL_MAX ? x - mean : 0.0;
+        m2[l] += d * d;
+    }
+    blk->finite = c;
     blk->mean = mean;
-    blk->m2 = m2;
-    blk->min = mn;
-    blk->max = mx;
-    blk->abs_max = fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx);
+    blk->m2 = LANES_SUM(m2);
+    blk->min = lo;
+    blk->max = hi;
+    blk->abs_max = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
 }
 
 /* Contiguous blocks (global statistics) get their own copy with a
- * constant stride, which vectorises; strided ones gather. */
+ * constant stride, which vectorises; strided ones gather. Cloned for
+ * AVX2 with a run-time dispatch, as the scan kernels (lib/scan.c); the
+ * fixed lanes make both clones give the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(NA_NO_CLONES)
+#define NA_CLEAN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define NA_CLEAN_CLONES
+#endif
+NA_CLEAN_CLONES
 static void block_stats(na_stats_t *blk, const double *b, uint64_t n, uint64_t stride)
 {
     if (stride == 1)
@@ -409,15 +479,50 @@ static void accum(na_stats_t *s, const double *b, uint64_t n, uint64_t stride, u
     accum_par(s, b, n, stride, off, 1);
 }
 
-/* Per-feature statistics of a chunk of nr rows into st[nfeat]. */
+/* Features per group of accum_feats: 8 doubles of a row are one cache
+ * line, and 8 columns of BLOCK rows (1 MiB) stay in L2. */
+#define FEAT_GROUP 8
+
+/* Per-feature statistics of a chunk of nr rows into st[nfeat]: for each
+ * feature, blocks of BLOCK rows merged in order, as accum_par does. A
+ * thread takes a group of FEAT_GROUP features and copies each block of
+ * their columns into contiguous scratch first (a transpose), so that a
+ * row's cache line is read once for the group, not once per feature, and
+ * block_stats runs on contiguous data; the values, blocks and merge
+ * order are those of the strided walk, so are the results. Without
+ * memory for the scratch, the strided walk. */
 static void accum_feats(const na_clean_tensor_t *ct, na_stats_t *st, const double *b, uint64_t nr)
 {
-    if (ct->nfeat == 1)
+    uint64_t w = ct->width, ng = (w + FEAT_GROUP - 1) / FEAT_GROUP;
+    if (ct->nfeat == 1) {
         accum(&st[0], b, nr * ct->width, 1, 0);
-    else
-#pragma omp parallel for schedule(static)
-        for (uint64_t j = 0; j < ct->width; j++)
-            accum_par(&st[j], b, nr, ct->width, j, 0);
+        return;
+    }
+#pragma omp parallel
+    {
+        double *tb = malloc((size_t)FEAT_GROUP * BLOCK * sizeof(double));
+#pragma omp for schedule(dynamic)
+        for (uint64_t g = 0; g < ng; g++) {
+            uint64_t j0 = g * FEAT_GROUP, gw = w - j0 < FEAT_GROUP ? w - j0 : FEAT_GROUP;
+            if (!tb) {
+                for (uint64_t j = j0; j < j0 + gw; j++)
+                    accum_par(&st[j], b, nr, w, j, 0);
+                continue;
+            }
+            for (uint64_t r0 = 0; r0 < nr; r0 += BLOCK) {
+                uint64_t len = nr - r0 < BLOCK ? nr - r0 : BLOCK;
+                for (uint64_t i = 0; i < len; i++)
+                    for (uint64_t c = 0; c < gw; c++)
+                        tb[c * BLOCK + i] = b[(r0 + i) * w + j0 + c];
+                for (uint64_t c = 0; c < gw; c++) {
+                    na_stats_t one;
+                    block_stats(&one, tb + c * BLOCK, len, 1);
+                    na_stats_merge(&st[j0 + c], &one);
+                }
+            }
+        }
+        free(tb);
+    }
 }
 
 /* A pass: for every chunk, read, blank rows in `blank`, call fn. */
@@ -445,6 +550,200 @@ static na_status_t run_pass(const na_tensor_t *t, const na_clean_opts_t *o, na_c
 }
 
 /* ------------------------------------------------------------------ */
+/* Width 1: one parallel region per chunk                              */
+/* ------------------------------------------------------------------ */
+
+/* Rank-1 samples and weight tensors have width 1 (so one feature): for
+ * them a pass decodes each block of BLOCK elements straight from the
+ * mapped input into a thread's own buffer (128 KiB, it stays in L2) and
+ * runs every step of the pass on it before the next block, in one OpenMP
+ * region per chunk. The general path above decodes a whole chunk into
+ * doubles (32 MiB) and walks it once per step, which makes each step a
+ * trip to memory. The blocks are those of accum() (BLOCK elements from
+ * the start of the chunk) and their statistics are merged in block order
+ * after the region, so the results do not depend on the thread count. */
+
+typedef struct tiles tiles_t;
+/* Per block k (rows r0..r0+n-1) of the current chunk; x: its values. */
+typedef void (*tile_fn)(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n);
+
+typedef struct tile_ops {
+    tile_fn count;     /* optional, before the blocks run: T->aux[k] = a count */
+    tile_fn blk;       /* the steps on one block (x decoded) */
+    na_status_t (*end)(tiles_t *T, na_err_t *err); /* after, in block order */
+} tile_ops_t;
+
+struct tiles {
+    const na_tensor_t *t;
+    na_clean_tensor_t *ct;
+    void *ctx;
+    const uint8_t *p;     /* the chunk's bytes */
+    uint64_t r0, nr, nb;  /* the chunk: first row, rows, blocks */
+    na_stats_t *part[3];  /* per block of the chunk */
+    counts_t *cnt;        /* per block */
+    uint64_t *aux;        /* per block: count, then its exclusive prefix sum */
+    uint64_t aux_total;
+    int nomem;            /* a thread had no memory for its buffer */
+};
+
+/* Decode block k of the chunk into x (n elements). */
+static void tile_decode(const tiles_t *T, uint64_t k, double *x, uint64_t n)
+{
+    const na_tensor_t *t = T->t;
+    size_t es = t->elem_stride;
+    const uint8_t *p = T->p + k * BLOCK * es;
+    if (t->dtype == NA_DT_F32 && t->byte_order == NA_LITTLE && es == 4) {
+        for (uint64_t i = 0; i < n; i++) {
+            float f;
+            memcpy(&f, p + 4 * i, 4);
+            x[i] = f;
+        }
+    } else if (t->dtype == NA_DT_F64 && t->byte_order == NA_LITTLE && es == 8) {
+        memcpy(x, p, (size_t)n * 8);
+    } else {
+        for (uint64_t i = 0; i < n; i++)
+            (void)na_decode1(t->dtype, t->byte_order, p + i * es + t->elem_offset, &x[i]);
+    }
+}
+
+/* The row states of the block a run_tiles buffer x holds, one byte per
+ * row (unpacked by tile_unpack, read-only: marks go to ct->row_state). */
+static inline uint8_t *tile_rs(double *x)
+{
+    return (uint8_t *)(x + 2 * BLOCK);
+}
+
+/* States of rows r0..r0+n-1 (r0 a multiple of 4) into rs, a byte each. */
+static void tile_unpack(const na_clean_tensor_t *ct, uint8_t *rs, uint64_t r0, uint64_t n)
+{
+    const uint8_t *p = ct->row_state + r0 / 4;
+    uint64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint8_t v = p[i / 4];
+        rs[i] = v & 3;
+        rs[i + 1] = (v >> 2) & 3;
+        rs[i + 2] = (v >> 4) & 3;
+        rs[i + 3] = (uint8_t)(v >> 6);
+    }
+    for (; i < n; i++)
+        rs[i] = (uint8_t)na_clean_row(ct, r0 + i);
+}
+
+/* Rows in state 0 among rows r0..r0+n-1 (r0 a multiple of 4): a byte
+ * holds 4 states, (v | v >> 1) & 0x55 has one bit per nonzero state. */
+static uint64_t count_kept(const na_clean_tensor_t *ct, uint64_t r0, uint64_t n)
+{
+    const uint8_t *p = ct->row_state + r0 / 4;
+    uint64_t gone = 0, i = 0;
+    for (; i + 4 <= n; i += 4)
+        gone += (uint64_t)__builtin_popcount((unsigned)(p[i / 4] | p[i / 4] >> 1) & 0x55u);
+    for (; i < n; i++)
+        gone += na_clean_row(ct, r0 + i) != 0;
+    return n - gone;
+}
+
+/* Rows per chunk of the width-1 path (run_tiles), which keeps no chunk
+ * of doubles: a whole window, in whole blocks, so that the blocks (and
+ * the statistics) do not depend on the window size. Fewer chunks mean
+ * fewer OpenMP barriers and serial gaps (the read, the write). */
+static uint64_t tile_rows(const na_tensor_t *t, const na_clean_tensor_t *ct,
+                          const na_clean_opts_t *o)
+{
+    uint64_t per = o->window_bytes / t->elem_stride / BLOCK * BLOCK;
+    return ct->width == 1 && per ? per : chunk_rows(t, ct, o);
+}
+
+static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
+                             na_clean_tensor_t *ct, const tile_ops_t *ops, void *ctx,
+                             na_err_t *err)
+{
+    tiles_t T;
+    memset(&T, 0, sizeof T);
+    T.t = t;
+    T.ct = ct;
+    T.ctx = ctx;
+    uint64_t per = tile_rows(t, ct, o), nbmax = (per + BLOCK - 1) / BLOCK;
+    for (int i = 0; i < 3; i++)
+        T.part[i] = malloc((size_t)nbmax * sizeof(na_stats_t));
+    T.cnt = malloc((size_t)nbmax * sizeof *T.cnt);
+    T.aux = malloc((size_t)nbmax * sizeof *T.aux);
+    na_status_t st = NA_OK;
+    if (!T.part[0] || !T.part[1] || !T.part[2] || !T.cnt || !T.aux)
+        st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for block statistics", t->name);
+    else
+        ct->passes++;
+    for (uint64_t r0 = 0; r0 < ct->rows && st == NA_OK; r0 += per) {
+        T.r0 = r0;
+        T.nr = ct->rows - r0 < per ? ct->rows - r0 : per;
+        T.nb = (T.nr + BLOCK - 1) / BLOCK;
+        st = t->src.read(t->src.ctx, r0 * t->elem_stride, (size_t)(T.nr * t->elem_stride), &T.p,
+                         err);
+        if (st != NA_OK)
+            break;
+        memset(T.cnt, 0, (size_t)T.nb * sizeof *T.cnt);
+#pragma omp parallel
+        {
+            /* two blocks: the values and scratch for the pass (emit),
+             * then the block's row states, one byte each (tile_rs) */
+            double *x = malloc(2 * BLOCK * sizeof(double) + BLOCK);
+            if (!x) {
+#pragma omp atomic write
+                T.nomem = 1;
+            }
+            if (ops->count) {
+#pragma omp for schedule(static)
+                for (uint64_t k = 0; k < T.nb; k++) {
+                    uint64_t b0 = k * BLOCK, n = T.nr - b0 < BLOCK ? T.nr - b0 : BLOCK;
+                    ops->count(&T, NULL, k, r0 + b0, n);
+                }
+#pragma omp single
+                {
+                    uint64_t sum = 0;
+                    for (uint64_t k = 0; k < T.nb; k++) {
+                        uint64_t c = T.aux[k];
+                        T.aux[k] = sum;
+                        sum += c;
+                    }
+                    T.aux_total = sum;
+                }
+            }
+/* dynamic: on a busy machine a thread that lost its CPU does not hold
+ * the others at the barrier; the merge order is fixed anyway */
+#pragma omp for schedule(dynamic, 4)
+            for (uint64_t k = 0; k < T.nb; k++) {
+                uint64_t b0 = k * BLOCK, n = T.nr - b0 < BLOCK ? T.nr - b0 : BLOCK;
+                if (!x)
+                    continue;
+                tile_decode(&T, k, x, n);
+                tile_unpack(ct, tile_rs(x), r0 + b0, n);
+                ops->blk(&T, x, k, r0 + b0, n);
+            }
+            free(x);
+        }
+        if (T.nomem)
+            st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for a block buffer", t->name);
+        else
+            st = ops->end(&T, err);
+    }
+    for (int i = 0; i < 3; i++)
+        free(T.part[i]);
+    free(T.cnt);
+    free(T.aux);
+    return st;
+}
+
+/* A pass over the tensor: run_tiles with ops for width 1, else run_pass
+ * with fn (the same steps on whole chunks). */
+static na_status_t run_pass_w(const na_tensor_t *t, const na_clean_opts_t *o,
+                              na_clean_tensor_t *ct, int blank, chunk_fn fn,
+                              const tile_ops_t *ops, void *ctx, na_err_t *err)
+{
+    if (ct->width == 1)
+        return run_tiles(t, o, ct, ops, ctx, err);
+    return run_pass(t, o, ct, blank, fn, ctx, err);
+}
+
+/* ------------------------------------------------------------------ */
 /* Fit                                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -456,14 +755,9 @@ typedef struct fit {
     int mark_nf;              /* mark rows with a non-finite value (step-1 drop) */
     int want_s1;              /* accumulate s1 over the rows kept so far */
     uint64_t joint;           /* rows marked NA_CLEAN_ROW_JOINT by the caller */
-    /* radix selection (--mad) */
+    /* radix selection (--mad, median.h) */
     int mad_stage;            /* 0 median of values, 1 MAD of |v - median| */
-    unsigned bits, done;      /* digit width, key bits fixed so far */
-    uint64_t *hist;           /* nfeat << bits */
-    uint64_t *prefix, *rank;  /* per feature */
-    double *lo_val;           /* per feature: the value of the lower rank */
-    uint64_t *le_count;       /* per feature: values <= lo_val */
-    double *next_above;       /* per feature: smallest value > lo_val */
+    na_med_t med;
     double *sum_abs;          /* per feature: sum |v - median| */
 } fit_t;
 
@@ -487,12 +781,12 @@ static na_status_t pass_a(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err
     for (uint64_t r = 0; r < nr; r++) {
         double *row = &b[r * ct->width];
         int bad = 0;
-        if (ct->row_state[r0 + r] == NA_CLEAN_ROW_JOINT)
+        if (na_clean_row(ct, r0 + r) == NA_CLEAN_ROW_JOINT)
             continue;
         for (uint64_t j = 0; j < ct->width && !bad; j++)
             bad = !isfinite(row[j]) && !feat_of(ct, j)->passthrough;
         if (bad) {
-            ct->row_state[r0 + r] = 1;
+            na_clean_row_set(ct, r0 + r, 1);
             for (uint64_t j = 0; j < ct->width; j++)
                 row[j] = NAN;
         }
@@ -513,21 +807,112 @@ static na_status_t pass_s2(void *ctx, double *b, uint64_t r0, uint64_t nr, na_er
     return NA_OK;
 }
 
-/* Order-preserving key of a double (total order of finite values). */
-static inline uint64_t dkey(double v)
+/* Rows of a width-1 block whose state is in mask become NaN (blank_rows
+ * in a form that vectorises). */
+static void blank_w1(double *x, const uint8_t *rs, uint64_t n, int mask)
 {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+    for (uint64_t i = 0; i < n; i++)
+        x[i] = (rs[i] & mask) ? NAN : x[i];
 }
 
-static inline double kval(uint64_t k)
+/* Step 2 on a block of width 1 (apply_step2's effect, exactly): for a
+ * z-score, a vectorised test finds the runs of 64 values that hold an
+ * outlier (rows already gone are NaN here, which never compares
+ * greater), and apply_step2 handles only those; most runs have none. */
+NA_CLEAN_CLONES
+static void step2_w1(const na_clean_opts_t *o, na_clean_tensor_t *ct, double *x, uint64_t r0,
+                     uint64_t n, int mark, counts_t *c)
 {
-    uint64_t u = (k >> 63) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k;
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
+    const na_clean_feat_t *F = &ct->feat[0];
+    if (o->method != NA_OM_ZSCORE) {
+        apply_step2(o, ct, x, r0, n, mark, c);
+        return;
+    }
+    if (F->passthrough || !(F->scale > 0))
+        return; /* is_outlier is 0 for every value */
+    double ctr = F->center, ks = o->k * F->scale;
+    const v4d_t vbig = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
+    const v4l_t vabs = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+    const v4d_t vc = {ctr, ctr, ctr, ctr}, vks = {ks, ks, ks, ks};
+    for (uint64_t i0 = 0; i0 < n; i0 += 64) {
+        uint64_t len = n - i0 < 64 ? n - i0 : 64, i = 0;
+        v4l_t any = {0, 0, 0, 0};
+        for (; i + 4 <= len; i += 4) {
+            v4d_t v = VLOAD(x + i0, i, 1);
+            v4d_t d = v - vc; /* NaN (a row gone) never compares greater */
+            any |= ((v4d_t)((v4l_t)d & vabs) > vks) & VFINITE(v);
+        }
+        int hit = (any[0] | any[1] | any[2] | any[3]) != 0;
+        for (; i < len; i++)
+            hit |= fabs(x[i0 + i] - ctr) > ks && fabs(x[i0 + i]) <= DBL_MAX;
+        if (hit)
+            apply_step2(o, ct, x + i0, r0 + i0, len, mark, c);
+    }
 }
+
+/* Pass A on one block (width 1). With one value per row, marking a row
+ * only turns its non-finite value into NaN, so the statistics after
+ * step 1 are those of the block with its infinities counted as NaN: no
+ * second look at the values. part[0]: s0, part[1]: s1, part[2]: before. */
+static void tile_a(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
+{
+    fit_t *F = T->ctx;
+    na_clean_tensor_t *ct = F->ct;
+    const uint8_t *rs = tile_rs(x);
+    if (F->with_before && F->joint)
+        block_stats(&T->part[2][k], x, n, 1);
+    if (F->joint)
+        for (uint64_t i = 0; i < n; i++)
+            x[i] = rs[i] == NA_CLEAN_ROW_JOINT ? NAN : x[i];
+    na_stats_t *s0 = &T->part[0][k], *s1 = &T->part[1][k];
+    block_stats(s0, x, n, 1);
+    *s1 = *s0;
+    if (!F->mark_nf || ct->feat[0].passthrough || s0->finite == n)
+        return;
+    for (uint64_t i = 0; i < n; i++)
+        if (rs[i] != NA_CLEAN_ROW_JOINT && !isfinite(x[i]))
+            na_clean_row_set(ct, r0 + i, 1); /* the block's bytes are this thread's */
+    s1->nan += s1->pos_inf + s1->neg_inf;
+    s1->pos_inf = s1->neg_inf = 0;
+}
+
+static na_status_t tile_a_end(tiles_t *T, na_err_t *err)
+{
+    (void)err;
+    fit_t *F = T->ctx;
+    for (uint64_t k = 0; k < T->nb; k++) {
+        if (F->with_before && F->joint)
+            na_stats_merge(&F->ct->before, &T->part[2][k]);
+        na_stats_merge(&F->s0[0], &T->part[0][k]);
+        if (F->mark_nf && F->want_s1)
+            na_stats_merge(&F->s1[0], &T->part[1][k]);
+    }
+    return NA_OK;
+}
+
+static const tile_ops_t TILE_A = {NULL, tile_a, tile_a_end};
+
+/* Pass C on one block (width 1); part[0]: s2. */
+static void tile_c(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
+{
+    fit_t *F = T->ctx;
+    blank_w1(x, tile_rs(x), n, 1);
+    apply_step1(F->o, F->ct, x, r0, n, NULL);
+    step2_w1(F->o, F->ct, x, r0, n, 1, NULL);
+    if (F->s2)
+        block_stats(&T->part[0][k], x, n, 1);
+}
+
+static na_status_t tile_c_end(tiles_t *T, na_err_t *err)
+{
+    (void)err;
+    fit_t *F = T->ctx;
+    for (uint64_t k = 0; k < T->nb && F->s2; k++)
+        na_stats_merge(&F->s2[0], &T->part[0][k]);
+    return NA_OK;
+}
+
+static const tile_ops_t TILE_C = {NULL, tile_c, tile_c_end};
 
 /* The value a --mad selection looks at: v after step 1 (stage 0) or
  * |v - median| (stage 1). */
@@ -536,15 +921,14 @@ static inline double mad_value(const fit_t *F, uint64_t f, double v)
     return F->mad_stage ? fabs(v - F->ct->feat[f].center) : v;
 }
 
-/* Pass M (radix digit): histogram of the next B bits among keys that
- * match the prefix fixed so far. */
-static na_status_t pass_radix(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err_t *err)
+/* Pass M (one round of the radix selection of median.h): feed the finite
+ * step-1 values (or their |v - median|) of every feature. */
+static na_status_t pass_med(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err_t *err)
 {
     fit_t *F = ctx;
     na_clean_tensor_t *ct = F->ct;
+    int want_sum = F->mad_stage && F->med.done == 0 && !F->med.upper;
     apply_step1(F->o, ct, b, r0, nr, NULL);
-    unsigned shift = 64 - F->done - F->bits;
-    uint64_t dmask = ((uint64_t)1 << F->bits) - 1;
     for (uint64_t r = 0; r < nr; r++)
         for (uint64_t j = 0; j < ct->width; j++) {
             double v = b[r * ct->width + j];
@@ -552,33 +936,9 @@ static na_status_t pass_radix(void *ctx, double *b, uint64_t r0, uint64_t nr, na
             if (!isfinite(v) || ct->feat[f].passthrough)
                 continue;
             v = mad_value(F, f, v);
-            uint64_t k = dkey(v);
-            if (F->done && (k >> (64 - F->done)) != F->prefix[f])
-                continue;
-            F->hist[(f << F->bits) + ((k >> shift) & dmask)]++;
-            if (F->mad_stage && F->done == 0)
+            na_med_add(&F->med, f, v);
+            if (want_sum)
                 F->sum_abs[f] += v;
-        }
-    return NA_OK;
-}
-
-/* Pass M (upper middle): values <= the lower middle and the smallest above. */
-static na_status_t pass_upper(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err_t *err)
-{
-    fit_t *F = ctx;
-    na_clean_tensor_t *ct = F->ct;
-    apply_step1(F->o, ct, b, r0, nr, NULL);
-    for (uint64_t r = 0; r < nr; r++)
-        for (uint64_t j = 0; j < ct->width; j++) {
-            double v = b[r * ct->width + j];
-            uint64_t f = ct->nfeat == 1 ? 0 : j;
-            if (!isfinite(v) || ct->feat[f].passthrough)
-                continue;
-            v = mad_value(F, f, v);
-            if (v <= F->lo_val[f])
-                F->le_count[f]++;
-            else if (v < F->next_above[f])
-                F->next_above[f] = v;
         }
     return NA_OK;
 }
@@ -589,56 +949,14 @@ static na_status_t pass_upper(void *ctx, double *b, uint64_t r0, uint64_t nr, na
 static na_status_t select_median(const na_tensor_t *t, fit_t *F, const uint64_t *n, double *out,
                                  na_err_t *err)
 {
-    na_clean_tensor_t *ct = F->ct;
-    uint64_t nf = ct->nfeat;
-    F->bits = nf <= 128 ? 16 : (nf <= 32768 ? 8 : 4);
-    F->hist = malloc((size_t)(nf << F->bits) * sizeof(uint64_t));
-    if (!F->hist)
+    if (na_med_start(&F->med, n) != NA_OK)
         return na_err_set(err, NA_E_NOMEM, "%s: out of memory for median histograms", t->name);
-    for (uint64_t f = 0; f < nf; f++) {
-        F->prefix[f] = 0;
-        F->rank[f] = n[f] ? (n[f] - 1) / 2 : 0;
-    }
     na_status_t st = NA_OK;
-    for (F->done = 0; F->done < 64 && st == NA_OK; F->done += F->bits) {
-        memset(F->hist, 0, (size_t)(nf << F->bits) * sizeof(uint64_t));
-        st = run_pass(t, F->o, ct, 1, pass_radix, F, err);
-        for (uint64_t f = 0; f < nf && st == NA_OK; f++) {
-            uint64_t *h = &F->hist[f << F->bits], k = F->rank[f], d = 0;
-            while (d + 1 < ((uint64_t)1 << F->bits) && k >= h[d])
-                k -= h[d++];
-            F->rank[f] = k;
-            F->prefix[f] = (F->prefix[f] << F->bits) | d;
-        }
+    while (st == NA_OK && na_med_more(&F->med)) {
+        st = run_pass(t, F->o, F->ct, 1, pass_med, F, err);
+        na_med_next(&F->med);
     }
-    free(F->hist);
-    F->hist = NULL;
-    if (st != NA_OK)
-        return st;
-    for (uint64_t f = 0; f < nf; f++) {
-        F->lo_val[f] = kval(F->prefix[f]);
-        F->le_count[f] = 0;
-        F->next_above[f] = INFINITY;
-    }
-    int even = 0;
-    for (uint64_t f = 0; f < nf; f++)
-        even |= n[f] && n[f] % 2 == 0;
-    if (even)
-        st = run_pass(t, F->o, ct, 1, pass_upper, F, err);
-    for (uint64_t f = 0; f < nf; f++) {
-        if (!n[f]) {
-            out[f] = NAN;
-            continue;
-        }
-        double lo = F->lo_val[f];
-        if (n[f] % 2) {
-            out[f] = lo;
-        } else {
-            uint64_t hi_rank = n[f] / 2;
-            double hi = F->le_count[f] > hi_rank ? lo : F->next_above[f];
-            out[f] = (lo + hi) / 2; /* numpy: mean of the two middle values */
-        }
-    }
+    na_med_result(&F->med, out);
     return st;
 }
 
@@ -649,15 +967,9 @@ static na_status_t fit_mad(const na_tensor_t *t, fit_t *F, na_err_t *err)
     uint64_t nf = ct->nfeat;
     uint64_t *n = calloc((size_t)nf, sizeof *n);
     double *med = calloc((size_t)nf, sizeof *med);
-    F->prefix = malloc((size_t)nf * sizeof *F->prefix);
-    F->rank = malloc((size_t)nf * sizeof *F->rank);
-    F->lo_val = malloc((size_t)nf * sizeof *F->lo_val);
-    F->le_count = malloc((size_t)nf * sizeof *F->le_count);
-    F->next_above = malloc((size_t)nf * sizeof *F->next_above);
     F->sum_abs = calloc((size_t)nf, sizeof *F->sum_abs);
     na_status_t st = NA_OK;
-    if (!n || !med || !F->prefix || !F->rank || !F->lo_val || !F->le_count || !F->next_above ||
-        !F->sum_abs)
+    if (!n || !med || !F->sum_abs || na_med_init(&F->med, nf) != NA_OK)
         st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for --mad", t->name);
     for (uint64_t f = 0; st == NA_OK && f < nf; f++)
         n[f] = F->s1[f].finite;
@@ -685,11 +997,7 @@ static na_status_t fit_mad(const na_tensor_t *t, fit_t *F, na_err_t *err)
     }
     free(n);
     free(med);
-    free(F->prefix);
-    free(F->rank);
-    free(F->lo_val);
-    free(F->le_count);
-    free(F->next_above);
+    na_med_free(&F->med);
     free(F->sum_abs);
     return st;
 }
@@ -746,19 +1054,23 @@ static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
     free(ct->drop_idx);
     ct->drop_idx = cap ? malloc(cap * sizeof *ct->drop_idx) : NULL;
     ct->n_drop_idx = 0;
-    for (uint64_t r = 0; r < ct->rows; r++) {
-        uint8_t s = ct->row_state[r];
-        if (!s)
-            continue;
-        if (s == 1)
-            ct->dropped_nf++;
-        else if (s == NA_CLEAN_ROW_JOINT)
-            ct->dropped_joint++;
-        else
-            ct->dropped_out++;
-        if (ct->drop_idx && ct->n_drop_idx < cap)
-            ct->drop_idx[ct->n_drop_idx++] = r;
+    /* Counts a byte (4 rows) at a time: lo/hi hold bit 0/1 of each 2-bit
+     * state, so lo & ~hi marks the 1s, hi & ~lo the 2s, lo & hi the 3s
+     * (the bits past the last row are 0); the first indices in a loop that
+     * stops early. */
+    uint64_t c1 = 0, c2 = 0, c3 = 0;
+    for (uint64_t q = 0; q < (ct->rows + 3) / 4; q++) {
+        unsigned v = ct->row_state[q], lo = v & 0x55u, hi = (v >> 1) & 0x55u;
+        c1 += (uint64_t)__builtin_popcount(lo & ~hi);
+        c2 += (uint64_t)__builtin_popcount(hi & ~lo);
+        c3 += (uint64_t)__builtin_popcount(lo & hi);
     }
+    ct->dropped_nf = c1;
+    ct->dropped_out = c2;
+    ct->dropped_joint = c3;
+    for (uint64_t r = 0; ct->drop_idx && ct->n_drop_idx < cap && r < ct->rows; r++)
+        if (na_clean_row(ct, r))
+            ct->drop_idx[ct->n_drop_idx++] = r;
     ct->out_rows = ct->rows - ct->dropped_nf - ct->dropped_out - ct->dropped_joint;
     if (o->samples && ct->ndim >= 1 && ct->rows > 0)
         ct->out_shape[0] = ct->out_rows;
@@ -785,14 +1097,18 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
         na_stats_init(&F.s2[f]);
     }
     int nf_drop = o->nonfinite == NA_NF_DROP;
-    for (uint64_t r = 0; r < ct->rows; r++)
-        F.joint += ct->row_state[r] == NA_CLEAN_ROW_JOINT;
+    uint64_t joint = 0; /* rows in state 3: both bits set (record_drops) */
+    for (uint64_t q = 0; q < (ct->rows + 3) / 4; q++) {
+        unsigned v = ct->row_state[q];
+        joint += (uint64_t)__builtin_popcount(v & (v >> 1) & 0x55u);
+    }
+    F.joint = joint;
     /* Pass A. With fixed parameters the passthrough features are known;
      * otherwise we assume none and check afterwards. */
     F.with_before = 1;
     F.mark_nf = nf_drop;
     F.want_s1 = nf_drop;
-    na_status_t st = run_pass(t, o, ct, 0, pass_a, &F, err);
+    na_status_t st = run_pass_w(t, o, ct, 0, pass_a, &TILE_A, &F, err);
     if (st != NA_OK)
         goto out;
     if (nf == 1 && !F.joint)
@@ -808,15 +1124,16 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     if (nf_drop && any_pass && !ct->fixed) {
         /* Re-mark ignoring the features with no finite value (issue 4:
          * they must not empty the dataset). */
-        for (uint64_t r = 0; r < ct->rows; r++)
-            if (ct->row_state[r] == 1)
-                ct->row_state[r] = 0; /* partners' marks stay */
+        for (uint64_t q = 0; q < (ct->rows + 3) / 4; q++) {
+            unsigned v = ct->row_state[q], one = v & ~(v >> 1) & 0x55u;
+            ct->row_state[q] = (uint8_t)(v & ~one); /* 1 -> 0; partners' marks stay */
+        }
         for (uint64_t f = 0; f < nf; f++) {
             na_stats_init(&F.s0[f]);
             na_stats_init(&F.s1[f]);
         }
         F.with_before = 0;
-        st = run_pass(t, o, ct, 0, pass_a, &F, err);
+        st = run_pass_w(t, o, ct, 0, pass_a, &TILE_A, &F, err);
         if (st != NA_OK)
             goto out;
         fit_joint_fix(&F);
@@ -857,10 +1174,10 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
             if (!need_stats || o->normalize == NA_NORM_NONE) {
                 na_stats_t *keep = F.s2;
                 F.s2 = NULL;
-                st = run_pass(t, o, ct, 1, pass_s2, &F, err);
+                st = run_pass_w(t, o, ct, 1, pass_s2, &TILE_C, &F, err);
                 F.s2 = keep;
             } else {
-                st = run_pass(t, o, ct, 1, pass_s2, &F, err);
+                st = run_pass_w(t, o, ct, 1, pass_s2, &TILE_C, &F, err);
             }
             if (st != NA_OK)
                 goto out;
@@ -937,13 +1254,13 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
     uint64_t n = 0;
     for (uint64_t r = 0; r < nr; r++) {
         E->pos[r] = n;
-        n += ct->row_state[r0 + r] == 0;
+        n += na_clean_row(ct, r0 + r) == 0;
     }
     uint64_t over = 0, w = ct->width;
     na_dtype_t dt = ct->out_dtype;
 #pragma omp parallel for schedule(static) reduction(+ : over)
     for (uint64_t r = 0; r < nr; r++) {
-        if (ct->row_state[r0 + r])
+        if (na_clean_row(ct, r0 + r))
             continue;
         uint64_t q = E->pos[r] * w;
         for (uint64_t j = 0; j < w; j++) {
@@ -958,6 +1275,115 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
     return n ? E->sink(E->ud, E->out, n * E->osize, err) : NA_OK;
 }
 
+/* Emit, width 1: kept rows of block k, counted first so that every block
+ * knows where its output starts (T->aux[k] after the prefix sum). */
+static void tile_w_count(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
+{
+    (void)x;
+    T->aux[k] = count_kept(T->ct, r0, n);
+}
+
+/* Step 3 as y = (v - a) / s, then lo + y * (hi - lo) when scaled: 1 when
+ * feature F takes that form (not constant, not passed through), which
+ * gives step3()'s value also for NaN and +-Inf (s > 0, hi > lo). */
+static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, double *a, double *s,
+                        int *scaled)
+{
+    *scaled = 0;
+    if (F->passthrough)
+        return 0;
+    if (o->normalize == NA_NORM_MINMAX && F->n_max != F->n_min) {
+        *a = F->n_min;
+        *s = F->n_max - F->n_min;
+        *scaled = !(o->lo == 0.0 && o->hi == 1.0);
+        return *s > 0;
+    }
+    if (o->normalize == NA_NORM_ZSCORE && F->n_std != 0.0) {
+        *a = F->n_mean;
+        *s = F->n_std;
+        return *s > 0;
+    }
+    return 0;
+}
+
+/* Emit one block: steps 1-3, rounding into the chunk's output buffer at
+ * the block's place, and the statistics of the values written (part[0];
+ * blocks of the kept values of BLOCK input rows). F32 output of a linear
+ * step 3 (the common case) converts each run of kept rows in a loop that
+ * vectorises; the rest goes value by value through step3 and put_out. */
+static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
+{
+    emit_t *E = T->ctx;
+    na_clean_tensor_t *ct = E->ct;
+    const na_clean_opts_t *o = E->o;
+    const uint8_t *rs = tile_rs(x);
+    counts_t *c = &T->cnt[k];
+    blank_w1(x, rs, n, 3);
+    apply_step1(o, ct, x, r0, n, c);
+    if (o->action != NA_OA_DROP) /* with drop, every flagged row is gone */
+        step2_w1(o, ct, x, r0, n, 0, c);
+    double *back = x + BLOCK;
+    uint8_t *out = E->out + T->aux[k] * E->osize;
+    uint64_t q = 0, over = 0;
+    na_dtype_t dt = ct->out_dtype;
+    const na_clean_feat_t *F = &ct->feat[0];
+    double a = 0, s = 1, lo = o->lo, span = o->hi - o->lo;
+    int scaled = 0;
+    int lin = o->normalize == NA_NORM_NONE || step3_linear(o, F, &a, &s, &scaled);
+    if (dt == NA_DT_F32 && lin) {
+        for (uint64_t i = 0; i < n;) {
+            if (rs[i]) {
+                i++;
+                continue;
+            }
+            uint64_t j = i;
+            while (j < n && !rs[j])
+                j++;
+            float *of = (float *)(void *)(out + 4 * q);
+            for (uint64_t m = 0; m < j - i; m++) {
+                double v = x[i + m];
+                double y = o->normalize == NA_NORM_NONE ? v : (v - a) / s;
+                y = scaled ? lo + y * span : y;
+                float f = (float)y;
+                memcpy(&of[m], &f, 4);
+                back[q + m] = f;
+                over += (uint64_t)((fabsf(f) > FLT_MAX) & (fabs(y) <= DBL_MAX));
+            }
+            q += j - i;
+            i = j;
+        }
+    } else {
+        for (uint64_t i = 0; i < n; i++) {
+            if (rs[i])
+                continue;
+            back[q] = put_out(dt, step3(o, F, x[i]), out + q * E->osize, &over);
+            q++;
+        }
+    }
+    c->overflow += over;
+    block_stats(&T->part[0][k], back, q, 1);
+}
+
+static na_status_t tile_w_end(tiles_t *T, na_err_t *err)
+{
+    emit_t *E = T->ctx;
+    for (uint64_t k = 0; k < T->nb; k++) {
+        const counts_t *c = &T->cnt[k];
+        na_stats_merge(&E->ct->after, &T->part[0][k]);
+        E->c.replaced_nf += c->replaced_nf;
+        E->c.replaced_out += c->replaced_out;
+        E->c.clipped += c->clipped;
+        E->c.nanned += c->nanned;
+        E->c.flagged += c->flagged;
+        E->c.overflow += c->overflow;
+    }
+    uint64_t bytes = T->aux_total * E->osize;
+    E->ct->out_bytes += bytes;
+    return bytes ? E->sink(E->ud, E->out, bytes, err) : NA_OK;
+}
+
+static const tile_ops_t TILE_W = {tile_w_count, tile_w, tile_w_end};
+
 na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
                           na_clean_sink_fn sink, void *ud, na_err_t *err)
 {
@@ -969,21 +1395,19 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
     E.sink = sink;
     E.ud = ud;
     E.osize = na_dtype_bits(ct->out_dtype) / 8;
-    chunker_t probe;
-    na_status_t st = chunker_init(&probe, t, ct, o, err);
-    if (st != NA_OK)
-        return st;
-    free(probe.buf);
-    size_t n = (size_t)(probe.rows_per * ct->width);
+    na_status_t st = NA_OK;
+    uint64_t per = tile_rows(t, ct, o);
+    size_t n = (size_t)(per * ct->width);
+    int tiles = ct->width == 1; /* run_tiles keeps its values per block */
     E.out = malloc(n * E.osize);
-    E.back = malloc(n * sizeof(double));
-    E.pos = malloc((size_t)probe.rows_per * sizeof *E.pos);
+    E.back = tiles ? NULL : malloc(n * sizeof(double));
+    E.pos = tiles ? NULL : malloc((size_t)per * sizeof *E.pos);
     na_stats_init(&ct->after);
     ct->out_bytes = 0;
-    if (!E.out || !E.back || !E.pos)
+    if (!E.out || (!tiles && (!E.back || !E.pos)))
         st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for the output buffer", t->name);
     else
-        st = run_pass(t, o, ct, 3, pass_emit, &E, err);
+        st = run_pass_w(t, o, ct, 3, pass_emit, &TILE_W, &E, err);
     ct->replaced_nf = E.c.replaced_nf;
     ct->replaced_out = E.c.replaced_out;
     ct->clipped = E.c.clipped;

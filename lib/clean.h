@@ -44,15 +44,19 @@
  * (+V); --apply-params skips A's statistics use, B, C's statistics and M,
  * but still reads A and C when rows must be flagged for dropping.
  *
- * Memory per tensor: the read window (na_scan_opts_t-style window_bytes,
- * at least one row) decoded into doubles (8 bytes per element of it),
- * per feature one na_clean_feat_t (~200 bytes) plus two na_stats_t, one
- * byte per sample (which step dropped it), the --mad histograms above,
- * and max_locations dropped-sample indices. Never the whole tensor.
+ * Memory per tensor: for rows wider than one element, a chunk (the read
+ * window, na_scan_opts_t-style window_bytes, at most 4 Mi elements, at
+ * least one row) decoded into doubles (8 bytes per element of it); for
+ * width 1, two 16 Ki-element double buffers per thread instead. The
+ * write pass adds one chunk of output values. Per feature one
+ * na_clean_feat_t (~200 bytes) plus two na_stats_t, one byte per sample
+ * (which step dropped it), the --mad histograms above, and max_locations
+ * dropped-sample indices. Never the whole tensor.
  */
 #ifndef NA_CLEAN_H
 #define NA_CLEAN_H
 
+#include "median.h"
 #include "nanaudit.h"
 
 #ifdef __cplusplus
@@ -79,12 +83,8 @@ typedef enum na_outlier_action {
 
 typedef enum na_normalize { NA_NORM_NONE = 0, NA_NORM_MINMAX, NA_NORM_ZSCORE } na_normalize_t;
 
-/* Iglewicz & Hoaglin (1993), "How to Detect and Handle Outliers":
- * M = 0.6745 (x - median) / MAD; MAD == 0 fallback with MeanAD and
- * 1.253314 (DESIGN.md, "Robust alternative"). */
-#define NA_MAD_CONST 0.6745
-#define NA_MEANAD_CONST 1.253314
-#define NA_DEFAULT_MAD 3.5
+/* NA_MAD_CONST, NA_MEANAD_CONST, NA_DEFAULT_MAD and the modified
+ * z-score test are in median.h, shared with `scan --mad`. */
 
 typedef struct na_clean_opts {
     int samples;                  /* axis 0 is a sample axis */
@@ -121,8 +121,9 @@ typedef struct na_clean_tensor {
     uint64_t rows, width;  /* samples and elements per sample */
     uint64_t nfeat;        /* statistics kept (width, or 1 with global) */
     na_clean_feat_t *feat; /* nfeat entries */
-    uint8_t *row_state;    /* per row: 0 kept, 1 dropped in step 1, 2 in step 2,
-                            * NA_CLEAN_ROW_JOINT dropped with a partner */
+    uint8_t *row_state;    /* 2 bits per row (na_clean_row): 0 kept, 1 dropped
+                            * in step 1, 2 in step 2, NA_CLEAN_ROW_JOINT dropped
+                            * with a partner; (rows + 3) / 4 bytes */
     int fixed;             /* feat came from --apply-params: not estimated */
     uint64_t dropped_nf, dropped_out;  /* rows dropped by step 1 / step 2 */
     uint64_t dropped_joint; /* rows dropped because a --together partner dropped them */
@@ -145,13 +146,29 @@ typedef struct na_clean_tensor {
 
 /* Joint dropping (--together, issue 4): tensors that share the sample
  * axis lose the same samples. The caller marks, between na_clean_prepare
- * and na_clean_fit, each row a partner drops with NA_CLEAN_ROW_JOINT in
- * ct->row_state; the fit then treats those rows as gone before step 1:
+ * and na_clean_fit, each row a partner drops with NA_CLEAN_ROW_JOINT
+ * (na_clean_row_set); the fit then treats those rows as gone before step 1:
  * no statistic after `before` sees them (DESIGN.md: statistics over the
  * kept samples), they are never written, and they count in
  * dropped_joint, not in dropped_nf/dropped_out. ct->before stays the
  * statistics of the whole input. */
 #define NA_CLEAN_ROW_JOINT 3
+
+/* The state of row r: 2 bits per row, row r in bits 2*(r%4).. of byte
+ * r/4, so a billion samples cost 256 MiB, not 1 GiB. */
+static inline unsigned na_clean_row(const na_clean_tensor_t *ct, uint64_t r)
+{
+    return (ct->row_state[r >> 2] >> ((r & 3) * 2)) & 3u;
+}
+
+/* Set the state of row r to s (0..3). Rows r/4 share a byte: threads
+ * must not set rows of the same byte concurrently. */
+static inline void na_clean_row_set(na_clean_tensor_t *ct, uint64_t r, unsigned s)
+{
+    uint8_t *p = &ct->row_state[r >> 2];
+    unsigned sh = (unsigned)(r & 3) * 2;
+    *p = (uint8_t)((*p & ~(3u << sh)) | ((s & 3u) << sh));
+}
 
 /* Layout, dtype and memory for t under o: fills rows/width/nfeat,
  * out_dtype, out_shape (rows not yet reduced) and allocates feat and

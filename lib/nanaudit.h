@@ -158,9 +158,24 @@ na_class_t na_decode1(na_dtype_t dt, na_endian_t e, const void *p, double *value
 typedef na_status_t (*na_read_fn)(void *ctx, uint64_t off, size_t len,
                                   const uint8_t **ptr, na_err_t *err);
 
+/* Optional fill-run callback: what a source knows without reading, such
+ * as an HDF5 dataset's unallocated chunks, which read as its fill value.
+ * Within bytes [off, off+len) of the data stream: bytes [off, off+*skip)
+ * may hold anything, and bytes [off+*skip, off+*skip+*run) are known to
+ * be copies of one element of elem_stride bytes at *elem (the same element
+ * for every run of a tensor; valid until the next call on the source).
+ * *run == 0: no run starts in the range. skip and run are whole elements
+ * and skip + run <= len. na_scan_tensor never reads the blocks of
+ * NA_BLOCK_ELEMS elements that lie wholly in a run: it reuses the results
+ * of one block of copies, so the report is the same byte for byte as when
+ * it reads them. Errors as na_read_fn. */
+typedef na_status_t (*na_fill_fn)(void *ctx, uint64_t off, uint64_t len, uint64_t *skip,
+                                  uint64_t *run, const uint8_t **elem, na_err_t *err);
+
 typedef struct na_source {
     na_read_fn read;
     void *ctx;
+    na_fill_fn fill; /* NULL: no fill runs known, every window is read */
 } na_source_t;
 
 #define NA_MAX_NDIM 64
@@ -247,6 +262,8 @@ typedef struct na_extra {
     na_interval_t iv[NA_MAX_INTERVALS];
 } na_extra_t;
 
+enum { NA_OUTLIER_ZSCORE = 0, NA_OUTLIER_MAD = 1 }; /* na_result_t.method */
+
 typedef struct na_scan_opts {
     int threads;          /* OpenMP threads; 0 = omp_get_max_threads() */
     double zscore;        /* K for |x - mean| > K*std; <= 0 disables */
@@ -259,6 +276,12 @@ typedef struct na_scan_opts {
     /* Interval counts to take in pass 1 (NULL or n == 0: none, and pass 1
      * runs exactly as without them). Not owned. */
     const na_extra_t *extra;
+    /* K of the modified z-score (Iglewicz & Hoaglin 1993, DESIGN.md
+     * "Robust alternative"): |0.6745 (x - median) / MAD| > K with the
+     * exact median and MAD, MeanAD fallback when MAD == 0. > 0 replaces
+     * the z-score test (zscore is then ignored); <= 0: not used (the
+     * default). CPU only: the CUDA backend has no median. */
+    double mad;
 } na_scan_opts_t;
 
 void na_scan_opts_init(na_scan_opts_t *o); /* the defaults above */
@@ -283,6 +306,12 @@ typedef struct na_result {
      * na_scan_extra fills them in a separate pass). */
     int extra_done;
     uint64_t extra_counts[NA_MAX_INTERVALS];
+    /* Which outlier test ran: NA_OUTLIER_ZSCORE (centre mean, scale std)
+     * or NA_OUTLIER_MAD (na_scan_opts_t.mad; threshold is its K). For
+     * MAD: the exact median and MAD of the finite values and, when MAD
+     * == 0, MeanAD = mean |x - median| (otherwise NaN: not used). */
+    int method;
+    double median, mad, meanad;
 } na_result_t;
 
 /* Scan one tensor: pass 1 (statistics, NaN/Inf locations) and, when
@@ -517,6 +546,7 @@ typedef struct na_report {
      * JSON "device_note", present only when set. Not owned. */
     const char *device_note;
     double zscore;
+    double mad;            /* --mad K (> 0: it replaced the z-score test) */
     size_t max_locations;
     uint32_t fail_mask;
     size_t n_files, cap_files;

@@ -119,8 +119,14 @@ static json_t *outliers(const na_tensor_report_t *e, int *oom)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    put(o, "method", json_string("zscore"), oom);
+    int mad = e->res.method == NA_OUTLIER_MAD; /* scan --mad: centre median, scale MAD */
+    put(o, "method", json_string(mad ? "mad" : "zscore"), oom);
     put(o, "threshold", jreal(e->res.threshold), oom);
+    if (mad) {
+        put(o, "median", jreal(e->res.median), oom);
+        put(o, "mad", jreal(e->res.mad), oom);
+        put(o, "meanad", jreal(e->res.meanad), oom);
+    }
     put(o, "count", juint(e->res.outliers), oom);
     put(o, "locations", locations(e->res.out_locs, e->res.n_out_locs, e, oom), oom);
     return o;
@@ -216,6 +222,8 @@ static void settings(json_t *root, const na_report_t *r, int *oom)
         if (r->fail_mask & NA_KIND_BIT(k))
             append(fail_on, json_string(na_kind_name((na_kind_t)k)), oom);
     put(root, "zscore", jreal(r->zscore), oom);
+    if (r->mad > 0)
+        put(root, "mad", jreal(r->mad), oom);
     put(root, "max_locations", juint(r->max_locations), oom);
     put(root, "fail_on", fail_on, oom);
 }

@@ -247,6 +247,8 @@ static void print_summary(FILE *out, const na_report_t *r, int color)
                  " NaN, %" PRIu64 " Inf, %" PRIu64 " outliers",
             s->files, s->files == 1 ? "" : "s", s->tensors, s->tensors == 1 ? "" : "s", el,
             s->elements == 1 ? "" : "s", s->nan, s->pos_inf + s->neg_inf, s->outliers);
+    if (r->mad > 0) /* scan --mad: the outliers column counts modified z-scores */
+        fprintf(out, " (modified z-score > %g: median, MAD)", r->mad);
     if (s->errors)
         fprintf(out, ", %" PRIu64 " error%s", s->errors, s->errors == 1 ? "" : "s");
     int ok = s->exit_code == 0;

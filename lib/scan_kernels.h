@@ -131,6 +131,50 @@ void na_k_decode(const na_kctx_t *k, const unsigned char *blk, size_t n,
 void na_k_extra(const na_kctx_t *k, const unsigned char *blk, size_t n, const na_kscratch_t *s,
                 const na_extra_t *ex, uint64_t *counts);
 
+/* Fill runs (scan_fill.c): blocks of a window that the source's na_fill_fn
+ * says are copies of one element, and the results of one such block. */
+typedef struct na_kfill {
+    unsigned char *flag;  /* per block of the window: 1 = wholly in a fill run */
+    unsigned char *tmpl;  /* B copies of the fill element; NULL until a run */
+    size_t B;
+    na_stats_t st;        /* pass 1 of the B copies */
+    uint64_t ext[NA_MAX_INTERVALS]; /* their interval counts */
+    int have_p2;
+    uint64_t p2;          /* their pass-2 count (thresholds fixed per tensor) */
+} na_kfill_t;
+
+void na_kfill_free(na_kfill_t *f); /* the arrays; f is zeroed */
+/* Set f->flag[j] for the blocks j of window [e0, e0+n) (blocks of B
+ * elements) that lie wholly in the source's fill runs; *nfill = their
+ * number. Builds the template on the first run, with k, scratch sc and
+ * interval list ex (may be NULL). f->flag holds (n+B-1)/B entries.
+ * Errors: the source's, NA_E_NOMEM, NA_E_INTERNAL for a run outside the
+ * range or of a different element. */
+na_status_t na_kfill_window(na_kfill_t *f, const na_tensor_t *t, const na_kctx_t *k,
+                            const na_kscratch_t *sc, const na_extra_t *ex, size_t B, uint64_t e0,
+                            size_t n, long *nfill, na_err_t *err);
+/* Pass 1 results of a flagged block of bn elements (ext: NULL or
+ * NA_MAX_INTERVALS counts), copied for a whole block, computed from the
+ * template for a partial one. */
+void na_kfill_pass1(const na_kfill_t *f, const na_kctx_t *k, const na_kscratch_t *sc,
+                    const na_extra_t *ex, size_t bn, na_stats_t *st, uint64_t *ext);
+/* Pass 2 count of a flagged block of bn elements under th. */
+uint64_t na_kfill_pass2(na_kfill_t *f, const na_kctx_t *k, const na_kthr_t *th,
+                        const na_kscratch_t *sc, size_t bn);
+
+/* scan --mad (scan_mad.c): after pass 1 (r->st known), the exact median
+ * and MAD of the finite values, the MeanAD fallback, and the count and
+ * first o->max_locations locations of the values na_mad_is_outlier flags
+ * with K = o->mad; fills r->method/median/mad/meanad. Reads the tensor
+ * again (about 10 passes) in pass 1's geometry: windows of wel elements,
+ * blocks of B, `threads` threads with one scratch each in scr. Errors:
+ * the source's, NA_E_NOMEM. */
+na_status_t na_k_scan_mad(const na_tensor_t *t, const na_scan_opts_t *o, const na_kctx_t *k,
+                          const na_kscratch_t *scr, int threads, size_t B, size_t wel,
+                          na_result_t *r, na_err_t *err);
+/* Mark r as a --mad result with threshold K (> 0; otherwise no-op). */
+void na_k_mad_reset(na_result_t *r, double K);
+
 /* The outlier predicate every path uses. */
 static inline int na_k_is_outlier(double x, int cls, double mean, double thr)
 {

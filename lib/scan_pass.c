@@ -71,6 +71,7 @@ typedef struct scan {
     uint64_t nbounds;
     double mean, thr;
     na_kthr_t th;     /* pass-2 bounds from mean and thr */
+    na_kfill_t fill;  /* blocks in the source's fill runs (scan_fill.c) */
 } scan_t;
 
 void na_scan_opts_init(na_scan_opts_t *o)
@@ -82,6 +83,7 @@ void na_scan_opts_init(na_scan_opts_t *o)
     o->progress = NULL;
     o->progress_ud = NULL;
     o->extra = NULL;
+    o->mad = 0;
 }
 
 void na_result_free(na_result_t *r)
@@ -109,6 +111,7 @@ static void scan_free(scan_t *s)
     free(s->bounds);
     free(s->cand);
     free(s->bflag);
+    na_kfill_free(&s->fill);
 }
 
 /* Block and window geometry, scratch and location arrays. */
@@ -129,7 +132,8 @@ static na_status_t scan_alloc(scan_t *s, na_result_t *r, na_err_t *err)
     s->bst = malloc(wblocks * sizeof *s->bst);
     s->bcnt = malloc(wblocks * sizeof *s->bcnt);
     s->bflag = malloc(wblocks);
-    int bad = !s->scr || !s->bst || !s->bcnt || !s->bflag;
+    s->fill.flag = malloc(wblocks);
+    int bad = !s->scr || !s->bst || !s->bcnt || !s->bflag || !s->fill.flag;
     if (!bad && s->o->extra && s->o->extra->n > 0) {
         s->bext = malloc(wblocks * NA_MAX_INTERVALS * sizeof *s->bext);
         bad = !s->bext;
@@ -185,6 +189,22 @@ static na_status_t read_window(scan_t *s, uint64_t e0, size_t n, const unsigned 
     return NA_OK;
 }
 
+/* Data of block j of a window: the fill template when the block lies in
+ * a fill run, else its place in w, which holds the window's blocks from
+ * block j0 on (only the blocks that need reading are read). */
+static const unsigned char *block_data(const scan_t *s, const unsigned char *w, long j0, long j)
+{
+    return s->fill.flag[j] ? s->fill.tmpl : w + (size_t)(j - j0) * s->B * s->k.stride;
+}
+
+/* Read blocks j0..j1 of the window of n elements at e0. */
+static na_status_t read_blocks(scan_t *s, uint64_t e0, size_t n, long j0, long j1,
+                               const unsigned char **w, na_err_t *err)
+{
+    size_t lo = (size_t)j0 * s->B, hi = (size_t)(j1 + 1) * s->B;
+    return read_window(s, e0 + lo, (hi < n ? hi : n) - lo, w, err);
+}
+
 /* NaN and Inf locations of block j (first element e) of window w. */
 static void pass1_locations(scan_t *s, na_result_t *r, const unsigned char *blk,
                             size_t n, uint64_t e, const na_stats_t *b)
@@ -233,29 +253,40 @@ static na_status_t pass1(scan_t *s, na_result_t *r, na_err_t *err)
     size_t B = s->B, stride = t->elem_stride;
     for (uint64_t e0 = 0; e0 < t->elements; e0 += s->wel) {
         size_t n = (size_t)(t->elements - e0 < s->wel ? t->elements - e0 : s->wel);
-        const unsigned char *w;
-        na_status_t st = read_window(s, e0, n, &w, err);
+        long nb = (long)((n + B - 1) / B), nfill = 0, j0 = 0, j1 = nb - 1;
+        na_status_t st = na_kfill_window(&s->fill, t, &s->k, &s->scr[0], s->o->extra, B, e0, n,
+                                         &nfill, err);
+        while (j0 < nb && s->fill.flag[j0])
+            j0++;
+        while (j1 >= j0 && s->fill.flag[j1])
+            j1--;
+        const unsigned char *w = NULL;
+        if (st == NA_OK && j0 <= j1) /* a window wholly in fill runs is not read */
+            st = read_blocks(s, e0, n, j0, j1, &w, err);
         if (st != NA_OK)
             return st;
-        long nb = (long)((n + B - 1) / B);
         int nt = s->threads < nb ? s->threads : (int)nb;
 #pragma omp parallel for num_threads(nt) schedule(static)
         for (long j = 0; j < nb; j++) {
             size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
             const na_kscratch_t *sc = &s->scr[omp_get_thread_num()];
-            na_k_pass1(&s->k, w + off * stride, bn, sc, &s->bst[j]);
+            const unsigned char *p = block_data(s, w, j0, j);
+            uint64_t *ext = s->bext ? &s->bext[(size_t)j * NA_MAX_INTERVALS] : NULL;
+            if (s->fill.flag[j]) {
+                na_kfill_pass1(&s->fill, &s->k, sc, s->o->extra, bn, &s->bst[j], ext);
+            } else {
+                na_k_pass1(&s->k, p, bn, sc, &s->bst[j]);
+                if (ext) /* while the block is in cache (scan_extra.c) */
+                    na_k_extra(&s->k, p, bn, sc, s->o->extra, ext);
+            }
             if (s->cand)
-                block_candidates(s, &s->bst[j], w + off * stride, bn, sc,
-                                 &s->cand[(e0 + off) / B]);
-            if (s->bext) /* while the block is in cache (scan_extra.c) */
-                na_k_extra(&s->k, w + off * stride, bn, sc, s->o->extra,
-                           &s->bext[(size_t)j * NA_MAX_INTERVALS]);
+                block_candidates(s, &s->bst[j], p, bn, sc, &s->cand[(e0 + off) / B]);
         }
         for (long j = 0; j < nb; j++) {
             size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
             na_stats_merge(&r->st, &s->bst[j]);
             record_bounds(s, (e0 + off) / B, &s->bst[j]);
-            pass1_locations(s, r, w + off * stride, bn, e0 + off, &s->bst[j]);
+            pass1_locations(s, r, block_data(s, w, j0, j), bn, e0 + off, &s->bst[j]);
             for (size_t x = 0; s->bext && x < s->o->extra->n; x++)
                 r->extra_counts[x] += s->bext[(size_t)j * NA_MAX_INTERVALS + x];
         }
@@ -286,7 +317,7 @@ static void pass2_locations(scan_t *s, na_result_t *r, const unsigned char *blk,
             r->out_locs[r->n_out_locs++] = e + i;
 }
 
-enum { B_SKIP = 0, B_READ, B_CAND };
+enum { B_SKIP = 0, B_READ, B_CAND, B_FILL };
 
 /* What pass 2 does with block `block`: skip it (its range is inside the
  * bounds), count its recorded candidates (every other value lies in
@@ -313,17 +344,19 @@ static void pass2_candidates(scan_t *s, na_result_t *r, const cand_t *c, uint64_
     }
 }
 
-/* Count with the kernels the blocks of window w planned B_READ. */
-static void pass2_kernels(scan_t *s, const unsigned char *w, size_t n, long nb, long nread)
+/* Count with the kernels the blocks of window w (from block j0 on)
+ * planned B_READ. */
+static void pass2_kernels(scan_t *s, const unsigned char *w, long j0, size_t n, long nb,
+                          long nread)
 {
-    size_t B = s->B, stride = s->k.stride;
+    size_t B = s->B;
     int nt = s->threads < nread ? s->threads : (int)nread;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
     for (long j = 0; j < nb; j++) {
         if (s->bflag[j] != B_READ)
             continue;
         size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
-        s->bcnt[j] = na_k_pass2(&s->k, w + off * stride, bn, &s->th,
+        s->bcnt[j] = na_k_pass2(&s->k, block_data(s, w, j0, j), bn, &s->th,
                                 &s->scr[omp_get_thread_num()]);
     }
 }
@@ -331,30 +364,48 @@ static void pass2_kernels(scan_t *s, const unsigned char *w, size_t n, long nb, 
 static na_status_t pass2(scan_t *s, na_result_t *r, na_err_t *err)
 {
     const na_tensor_t *t = s->t;
-    size_t B = s->B, stride = t->elem_stride;
+    size_t B = s->B;
     for (uint64_t e0 = 0; e0 < t->elements; e0 += s->wel) {
         size_t n = (size_t)(t->elements - e0 < s->wel ? t->elements - e0 : s->wel);
-        long nb = (long)((n + B - 1) / B), nread = 0;
+        long nb = (long)((n + B - 1) / B), nread = 0, nfill = 0, j0 = 0, j1 = nb - 1;
         for (long j = 0; j < nb; j++) {
             s->bflag[j] = (unsigned char)block_plan(s, e0 / B + (uint64_t)j);
             s->bcnt[j] = 0;
             nread += s->bflag[j] == B_READ;
         }
+        /* Blocks in fill runs are counted from the template (B_FILL). */
+        na_status_t st = NA_OK;
+        if (nread > 0)
+            st = na_kfill_window(&s->fill, t, &s->k, &s->scr[0], NULL, B, e0, n, &nfill, err);
+        else
+            memset(s->fill.flag, 0, (size_t)nb);
+        for (long j = 0; st == NA_OK && nfill > 0 && j < nb; j++)
+            if (s->fill.flag[j] && s->bflag[j] == B_READ) {
+                s->bflag[j] = B_FILL;
+                nread--;
+            }
+        while (j0 < nb && s->bflag[j0] != B_READ)
+            j0++;
+        while (j1 >= j0 && s->bflag[j1] != B_READ)
+            j1--;
         const unsigned char *w = NULL;
-        if (nread > 0) { /* windows without such a block are not read */
-            na_status_t st = read_window(s, e0, n, &w, err);
-            if (st != NA_OK)
-                return st;
+        if (st == NA_OK && nread > 0) /* windows without such a block are not read */
+            st = read_blocks(s, e0, n, j0, j1, &w, err);
+        if (st != NA_OK)
+            return st;
+        if (nread > 0) {
             r->pass2 = 1;
-            pass2_kernels(s, w, n, nb, nread);
+            pass2_kernels(s, w, j0, n, nb, nread);
         }
         for (long j = 0; j < nb; j++) {
             size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;
             if (s->bflag[j] == B_CAND)
                 pass2_candidates(s, r, &s->cand[(e0 + off) / B], e0 + off);
+            if (s->bflag[j] == B_FILL)
+                s->bcnt[j] = na_kfill_pass2(&s->fill, &s->k, &s->th, &s->scr[0], bn);
             r->outliers += s->bcnt[j];
             if (s->bcnt[j] && r->n_out_locs < s->o->max_locations)
-                pass2_locations(s, r, w + off * stride, bn, e0 + off);
+                pass2_locations(s, r, block_data(s, w, j0, j), bn, e0 + off);
         }
     }
     return NA_OK;
@@ -378,7 +429,14 @@ na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o, na_res
         na_scan_opts_init(&defaults);
         o = &defaults;
     }
+    na_scan_opts_t robust; /* --mad replaces the z-score test (scan_mad.c) */
+    if (o->mad > 0 && o->zscore != 0) {
+        robust = *o;
+        robust.zscore = 0;
+        o = &robust;
+    }
     na_k_result_reset(r, o->zscore);
+    na_k_mad_reset(r, o->mad);
     scan_t s;
     memset(&s, 0, sizeof s);
     s.t = t;
@@ -411,6 +469,8 @@ na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o, na_res
             st = pass2(&s, r, err);
         }
     }
+    if (st == NA_OK && o->mad > 0)
+        st = na_k_scan_mad(t, o, &s.k, s.scr, s.threads, s.B, s.wel, r, err);
     scan_free(&s);
     if (st != NA_OK) {
         na_result_free(r);

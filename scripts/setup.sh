@@ -7,7 +7,8 @@
 #   scripts/setup.sh --deps    only the packages (scripts/test.sh uses this)
 #
 # Packages: compiler and CMake (>= 3.25, Debian 12), pkg-config, jansson
-# (JSON), libyaml (--policy files), zlib (gzip), minizip (.npz and PyTorch zip files), libhdf5 (HDF5),
+# (JSON), libyaml (--policy files), zlib (gzip), libdeflate (HDF5 deflate
+# chunks, faster than zlib), minizip (.npz and PyTorch zip files), libhdf5 (HDF5),
 # cmocka (unit tests), python3-venv
 # (the conformance tests' virtual environment), jq (CLI tests read JSON),
 # clang + libclang-rt-14-dev (libFuzzer, tests/fuzz/run.sh) and libomp-14-dev
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(build-essential cmake pkg-config libhdf5-dev zlib1g-dev libjansson-dev libyaml-dev libssl-dev
+PKGS=(build-essential cmake pkg-config libhdf5-dev zlib1g-dev libdeflate-dev libjansson-dev libyaml-dev libssl-dev
       libminizip-dev libcmocka-dev python3 python3-venv jq
       clang libclang-rt-14-dev libomp-14-dev python3-torch)
 

@@ -27,14 +27,19 @@ expect_exit 0 "$N" clean in.safetensors -o out/ok.safetensors --normalize zscore
 assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary files left"
 expect_stdout_contains "written: out/ok.safetensors (verified)"
 
-# disk full / file too large: 64 KiB limit, the output needs ~1 MiB
-LAST_RC=0
-(ulimit -f 64; exec "$N" clean in.safetensors -o out/big.safetensors --normalize minmax) \
-    >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
-assert_eq "$LAST_RC" "4" "exit code under RLIMIT_FSIZE"
-expect_stderr_contains "out/big.safetensors: write error: File too large; nothing written"
-[ ! -e out/big.safetensors ] || fail "partial output after a write error"
-assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after a write error"
+# disk full / file too large: 64 KiB limit, the output needs ~1 MiB.
+# Not in the ThreadSanitizer build: under `ulimit -f 64` any TSan + libomp
+# binary dies at start-up (SIGBUS in libomp's initialisation, whatever the
+# command), before nanaudit runs; the other builds test it.
+if ! nm "$N" 2>/dev/null | grep -q '__tsan_init'; then
+    LAST_RC=0
+    (ulimit -f 64; exec "$N" clean in.safetensors -o out/big.safetensors --normalize minmax) \
+        >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
+    assert_eq "$LAST_RC" "4" "exit code under RLIMIT_FSIZE"
+    expect_stderr_contains "out/big.safetensors: write error: File too large; nothing written"
+    [ ! -e out/big.safetensors ] || fail "partial output after a write error"
+    assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after a write error"
+fi
 
 # SIGTERM / SIGINT mid-write: handler removes the temporary file
 for sig in TERM INT; do  # (bash prints "Terminated" for the child: expected)

@@ -18,6 +18,7 @@
 #                                  (python syntax; JSON-encoded result)
 #   expect_json FILE EXPR WANT     json_get FILE EXPR must print WANT exactly
 #   make_st OUT JSON               write a safetensors file (tests/tools/make_st.py)
+#   skip_without_hdf5              "SKIP name", exit 0, in a build without HDF5
 #   assert_eq GOT WANT [WHAT]      string equality
 #   fail MSG                       stop the test
 #   pass                           print "PASS name" (call at the end)
@@ -106,6 +107,17 @@ expect_json() {
 # make_st OUT JSON: see tests/tools/make_st.py for the description format.
 make_st() {
     "$NA_PYTHON" "$NA_SRC/tests/tools/make_st.py" "$1" "$2" || fail "make_st $1"
+}
+
+# skip_without_hdf5: end the test with "SKIP name" (exit 0) when this
+# nanaudit was built without HDF5 (it refuses an HDF5 file, exit 3).
+skip_without_hdf5() {
+    local rc=0
+    "$NANAUDIT" scan "$NA_TEST_DATA/real/hdf5/hdfgroup-tall.h5" >/dev/null 2>&1 </dev/null || rc=$?
+    if [ "$rc" = 3 ]; then
+        echo "SKIP $NA_TEST_NAME: this nanaudit was built without HDF5"
+        exit 0
+    fi
 }
 
 # Run directly (ctest globs every tests/cli/*.sh, so it does): check the

@@ -249,7 +249,8 @@ static void test_joint_rows(void **state)
     na_clean_tensor_t ct;
     na_err_t err;
     assert_int_equal(na_clean_prepare(&t, &o, &ct, &err), NA_OK);
-    ct.row_state[2] = ct.row_state[3] = NA_CLEAN_ROW_JOINT;
+    na_clean_row_set(&ct, 2, NA_CLEAN_ROW_JOINT);
+    na_clean_row_set(&ct, 3, NA_CLEAN_ROW_JOINT);
     assert_int_equal(na_clean_fit(&t, &o, &ct, &err), NA_OK);
     assert_int_equal(ct.dropped_joint, 2);
     assert_int_equal(ct.dropped_nf + ct.dropped_out, 0);

@@ -1,0 +1,1134 @@
+/*
+ * hdf5_wchild.c - the libhdf5 process of the HDF5 writer (hdf5_write.c;
+ * messages in hdf5_wproto.h). It creates the output with the input's
+ * file creation properties, copies the input's structure, and writes the
+ * cleaned tensors' elements with hyperslab H5Dwrite calls, one shared
+ * window at a time. No OpenMP, no stdio; leaves with _exit.
+ *
+ * What is copied (HDF5 User's Guide, "HDF5 Groups", "HDF5 Attributes",
+ * "HDF5 Datasets"; H5Ocopy reference):
+ *  - groups are re-created with their creation property list (link and
+ *    attribute creation order, storage thresholds) and their attributes,
+ *    links visited in creation order where the group indexes it, else in
+ *    name order (the order h5py shows), so both orders survive;
+ *  - datasets that hold no cleaned tensor, and named datatypes, are
+ *    copied whole by H5Ocopy (layout, filters, fill value, attributes,
+ *    raw chunks: byte-identical data);
+ *  - soft and external links are re-created with their values; a second
+ *    hard link to an object already copied becomes a hard link to the
+ *    copy; user-defined links cannot be copied (an error, never dropped);
+ *  - a dataset with cleaned tensors is re-created: same creation property
+ *    list (chunking, filters, fill value and fill time), same datatype
+ *    (byte order included) unless the output dtype differs (integers with
+ *    --normalize become F32 in the input's byte order), the new row count
+ *    along axis 0 (a fixed maximum extent follows it, an unlimited one
+ *    stays), a chunk extent larger than the new extent shrunk to it (1
+ *    for 0 rows), and every attribute;
+ *  - compound fields (NAME.field, nested NAME.a.b, complex NAME.real and
+ *    NAME.imag as hdf5_child.c names them) are written into their
+ *    dataset with a memory type holding only that member; libhdf5 keeps
+ *    the other members (background buffer). When every cleaned field
+ *    keeps all rows and its dtype, the dataset is H5Ocopy'd and the
+ *    fields overwritten; when rows go or a dtype changes, every member
+ *    must be a cleaned tensor with the same row count (the caller's
+ *    --together made the dropped rows the same), else the write is
+ *    refused (NA_E_USAGE) naming the dataset: never misaligned records.
+ *  - object references (dimension scales, h5py ref datasets) are given
+ *    new values pointing at the copies (see "object references" below).
+ * Not preserved: region references (NULL), object addresses, times.
+ */
+#include "hdf5_types.h"
+#include "hdf5_wproto.h"
+
+#include <fcntl.h>      /* open */
+#include <signal.h>     /* raise, SIGSEGV */
+#include <stdarg.h>     /* va_list */
+#include <stdio.h>      /* snprintf */
+#include <stdlib.h>     /* malloc, free */
+#include <string.h>     /* strcmp, strlen */
+#include <unistd.h>     /* _exit, pread, pwrite */
+
+#if NA_HAVE_HDF5
+#include <hdf5.h>
+
+#define W_MAX_FIELDS 16
+
+/* One cleaned tensor: where its elements go. */
+typedef struct wtgt {
+    char *dpath;        /* its dataset in the input (NULL: copied tensor) */
+    haddr_t addr;       /* that dataset's object address */
+    int nf;             /* member path depth (0: the whole dataset) */
+    char *field[W_MAX_FIELDS];
+    hid_t leaf;         /* file type of the member (or the dataset) */
+    hid_t dset;         /* output dataset, -1 until created */
+    hid_t memtype;      /* type of the bytes that arrive */
+    int ndim;
+    uint64_t shape[NA_MAX_NDIM];
+} wtgt_t;
+
+typedef struct wctx {
+    int sock;
+    uint8_t *shm;
+    const h5w_job_t *job;
+    hid_t in, out;
+    wtgt_t *tg;
+    size_t map_cap, map_n;  /* input object address -> output path */
+    haddr_t *map_k;
+    char **map_v;
+    size_t n_fix, cap_fix;  /* objects whose references need new values */
+    struct wfix *fix;
+    uint32_t fail_st;       /* first error, sent as FAIL */
+    char fail[400];
+} wctx_t;
+
+static void w_die(void) __attribute__((noreturn));
+static void w_die(void) { _exit(2); }
+
+static int w_err(wctx_t *c, uint32_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Record the first error (later ones are consequences); returns -1. */
+static int w_err(wctx_t *c, uint32_t st, const char *fmt, ...)
+{
+    if (c->fail[0])
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->fail, sizeof c->fail, fmt, ap);
+    va_end(ap);
+    c->fail_st = st;
+    return -1;
+}
+
+/* w_err with the innermost libhdf5 message appended. */
+static int w_h5err(wctx_t *c, const char *what, const char *path)
+{
+    char cause[200];
+    na_h5c_cause(cause, sizeof cause);
+    return w_err(c, NA_E_WRITE, "%s: %s: %s", path, what, cause);
+}
+
+static void w_send(wctx_t *c, uint32_t type, uint32_t st, const char *msg)
+{
+    if (na_h5p_send(c->sock, type, st, msg, msg ? strlen(msg) : 0, NULL, 0) != 0)
+        w_die();
+}
+
+/* ---- object address -> output path (hard links to one object) ---- */
+
+static const char *map_get(const wctx_t *c, haddr_t a)
+{
+    for (size_t h = (size_t)(a * 0x9E3779B97F4A7C15ull) & (c->map_cap - 1); c->map_cap;
+         h = (h + 1) & (c->map_cap - 1)) {
+        if (c->map_v[h] == NULL)
+            return NULL;
+        if (c->map_k[h] == a)
+            return c->map_v[h];
+    }
+    return NULL;
+}
+
+static void map_put(wctx_t *c, haddr_t a, const char *path)
+{
+    if (2 * (c->map_n + 1) > c->map_cap) {
+        size_t oc = c->map_cap, nc = oc ? oc * 2 : 256;
+        haddr_t *ok = c->map_k;
+        char **ov = c->map_v;
+        c->map_k = calloc(nc, sizeof *c->map_k);
+        c->map_v = calloc(nc, sizeof *c->map_v);
+        if (!c->map_k || !c->map_v)
+            w_die();
+        c->map_cap = nc;
+        c->map_n = 0;
+        for (size_t i = 0; i < oc; i++)
+            if (ov[i])
+                map_put(c, ok[i], ov[i]);
+        free(ok);
+        free(ov);
+    }
+    size_t h = (size_t)(a * 0x9E3779B97F4A7C15ull) & (c->map_cap - 1);
+    while (c->map_v[h])
+        h = (h + 1) & (c->map_cap - 1);
+    c->map_k[h] = a;
+    c->map_v[h] = strdup(path);
+    if (!c->map_v[h])
+        w_die();
+    c->map_n++;
+}
+
+/* ---- object references ------------------------------------------------ */
+
+/* A copied object reference holds the address of an object of the input
+ * (a raw copy) or NULL (H5Ocopy, for objects outside that one copy), so
+ * every attribute or dataset whose type contains an object reference
+ * (dimension scales' DIMENSION_LIST and REFERENCE_LIST, h5py ref
+ * datasets) is recorded during the copy and rewritten after it, when
+ * every object has its place: input address -> output path -> H5Rcreate.
+ * A reference to an object that was not copied, and every region
+ * reference, becomes NULL rather than an address of the wrong file. */
+
+typedef struct wfix {
+    char *path;   /* the object, the same path in input and output */
+    char *attr;   /* its attribute, or NULL: the dataset's data */
+} wfix_t;
+
+/* 64 MiB: a larger reference dataset keeps H5Ocopy's NULL references
+ * (read whole here; reference datasets are small lists in practice). */
+#define W_MAX_REF_BYTES ((uint64_t)64 << 20)
+
+static void add_fix(wctx_t *c, const char *path, const char *attr)
+{
+    if (c->n_fix == c->cap_fix) {
+        size_t nc = c->cap_fix ? 2 * c->cap_fix : 16;
+        wfix_t *nf = realloc(c->fix, nc * sizeof *nf);
+        if (!nf)
+            w_die();
+        c->fix = nf;
+        c->cap_fix = nc;
+    }
+    wfix_t *f = &c->fix[c->n_fix++];
+    f->path = strdup(path);
+    f->attr = attr ? strdup(attr) : NULL;
+    if (!f->path || (attr && !f->attr))
+        w_die();
+}
+
+static int has_refs(hid_t ty) { return H5Tdetect_class(ty, H5T_REFERENCE) > 0; }
+
+/* New values for the n references of type ty at p (in memory as read). */
+static void translate(wctx_t *c, hid_t ty, uint8_t *p, size_t n)
+{
+    size_t sz = H5Tget_size(ty);
+    H5T_class_t cl = H5Tget_class(ty);
+    if (cl == H5T_REFERENCE) {
+        int obj = H5Tequal(ty, H5T_STD_REF_OBJ) > 0;
+        for (size_t i = 0; i < n; i++) {
+            hobj_ref_t in = 0, out = 0;
+            const char *op = NULL;
+            if (obj) {
+                memcpy(&in, p + i * sz, sizeof in);
+                op = in ? map_get(c, (haddr_t)in) : NULL;
+            }
+            if (op && H5Rcreate(&out, c->out, op, H5R_OBJECT, -1) < 0)
+                out = 0;
+            memset(p + i * sz, 0, sz);
+            if (obj)
+                memcpy(p + i * sz, &out, sizeof out);
+        }
+    } else if (cl == H5T_COMPOUND) {
+        for (int m = 0; m < H5Tget_nmembers(ty); m++) {
+            hid_t mt = H5Tget_member_type(ty, (unsigned)m);
+            size_t off = H5Tget_member_offset(ty, (unsigned)m);
+            for (size_t i = 0; has_refs(mt) && i < n; i++)
+                translate(c, mt, p + i * sz + off, 1);
+            H5Tclose(mt);
+        }
+    } else if (cl == H5T_ARRAY || (cl == H5T_VLEN && !H5Tis_variable_str(ty))) {
+        hid_t base = H5Tget_super(ty);
+        size_t per = 1;
+        hsize_t dims[H5S_MAX_RANK];
+        int nd = cl == H5T_ARRAY ? H5Tget_array_ndims(ty) : 0;
+        if (nd > 0 && H5Tget_array_dims2(ty, dims) == nd)
+            for (int d = 0; d < nd; d++)
+                per *= dims[d];
+        for (size_t i = 0; i < n; i++) {
+            if (cl == H5T_ARRAY) {
+                translate(c, base, p + i * sz, per);
+            } else {
+                hvl_t v;
+                memcpy(&v, p + i * sz, sizeof v);
+                translate(c, base, v.p, v.len);
+            }
+        }
+        H5Tclose(base);
+    }
+}
+
+/* The new values into attribute out (closed here). Where libhdf5 1.10.8
+ * refuses H5Awrite ("can't locate open attribute", seen on attributes
+ * H5Ocopy made) it is deleted and created anew with the input's creation
+ * properties; where the object tracks attribute creation order it then
+ * moves to the end. */
+static herr_t w_reattr(wctx_t *c, const wfix_t *f, hid_t in, hid_t out, hid_t ty, hid_t sp,
+                       const void *buf)
+{
+    herr_t w = H5Awrite(out, ty, buf);
+    H5Aclose(out);
+    if (w >= 0)
+        return w;
+    H5Eclear2(H5E_DEFAULT);
+    hid_t acpl = H5Aget_create_plist(in);
+    herr_t r = H5Adelete_by_name(c->out, f->path, f->attr, H5P_DEFAULT);
+    hid_t a = r < 0 ? -1 : H5Acreate_by_name(c->out, f->path, f->attr, ty, sp, acpl,
+                                               H5P_DEFAULT, H5P_DEFAULT);
+    r = a < 0 ? -1 : H5Awrite(a, ty, buf);
+    if (a >= 0)
+        H5Aclose(a);
+    if (acpl >= 0)
+        H5Pclose(acpl);
+    return r;
+}
+
+/* Rewrite one recorded attribute or dataset from the input's values. */
+static int fix_one(wctx_t *c, const wfix_t *f)
+{
+    hid_t in = f->attr ? H5Aopen_by_name(c->in, f->path, f->attr, H5P_DEFAULT, H5P_DEFAULT)
+                       : H5Dopen2(c->in, f->path, H5P_DEFAULT);
+    hid_t out = f->attr ? H5Aopen_by_name(c->out, f->path, f->attr, H5P_DEFAULT, H5P_DEFAULT)
+                        : H5Dopen2(c->out, f->path, H5P_DEFAULT);
+    hid_t ft = in < 0 ? -1 : f->attr ? H5Aget_type(in) : H5Dget_type(in);
+    hid_t ty = ft >= 0 ? H5Tcopy(ft) : -1;
+    hid_t sp = in < 0 ? -1 : f->attr ? H5Aget_space(in) : H5Dget_space(in);
+    hssize_t np = sp >= 0 ? H5Sget_select_npoints(sp) : -1;
+    size_t sz = ty >= 0 ? H5Tget_size(ty) : 0;
+    uint8_t *buf = NULL;
+    int r = out >= 0 && np >= 0 && sz ? 0 : -1;
+    if (r == 0 && (uint64_t)np * sz <= W_MAX_REF_BYTES && np > 0) {
+        buf = calloc((size_t)np, sz);
+        r = !buf ? -1 : f->attr ? H5Aread(in, ty, buf) : H5Dread(in, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+        if (r >= 0) {
+            translate(c, ty, buf, (size_t)np);
+            r = f->attr ? w_reattr(c, f, in, out, ty, sp, buf)
+                        : H5Dwrite(out, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+        }
+        if (buf && r >= 0)
+            H5Dvlen_reclaim(ty, sp, H5P_DEFAULT, buf);
+        free(buf);
+    }
+    if (r < 0) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot copy the references of %s%s",
+                 f->attr ? "attribute " : "the data", f->attr ? f->attr : "");
+        w_h5err(c, what, f->path);
+    }
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ty >= 0)
+        H5Tclose(ty);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (in >= 0)
+        f->attr ? H5Aclose(in) : H5Dclose(in);
+    if (out >= 0 && !f->attr)
+        H5Dclose(out);
+    return r < 0 ? -1 : 0;
+}
+
+static int fix_refs(wctx_t *c)
+{
+    for (size_t i = 0; i < c->n_fix; i++)
+        if (fix_one(c, &c->fix[i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---- types ------------------------------------------------------------ */
+
+/* The HDF5 type of dtype dt in byte order be (1: big-endian), or -1.
+ * binary16 and bfloat16 are built as h5py builds its float16: a binary32
+ * layout narrowed (H5Tset_fields / H5Tset_size / H5Tset_ebias). */
+static hid_t make_type(na_dtype_t dt, int be)
+{
+    hid_t base;
+    switch (dt) {
+    case NA_DT_F64: return H5Tcopy(be ? H5T_IEEE_F64BE : H5T_IEEE_F64LE);
+    case NA_DT_F32: return H5Tcopy(be ? H5T_IEEE_F32BE : H5T_IEEE_F32LE);
+    case NA_DT_I8: return H5Tcopy(H5T_STD_I8LE);
+    case NA_DT_U8: return H5Tcopy(H5T_STD_U8LE);
+    case NA_DT_I16: return H5Tcopy(be ? H5T_STD_I16BE : H5T_STD_I16LE);
+    case NA_DT_U16: return H5Tcopy(be ? H5T_STD_U16BE : H5T_STD_U16LE);
+    case NA_DT_I32: return H5Tcopy(be ? H5T_STD_I32BE : H5T_STD_I32LE);
+    case NA_DT_U32: return H5Tcopy(be ? H5T_STD_U32BE : H5T_STD_U32LE);
+    case NA_DT_I64: return H5Tcopy(be ? H5T_STD_I64BE : H5T_STD_I64LE);
+    case NA_DT_U64: return H5Tcopy(be ? H5T_STD_U64BE : H5T_STD_U64LE);
+    case NA_DT_F16:
+    case NA_DT_BF16:
+        base = H5Tcopy(H5T_IEEE_F32LE);
+        if (dt == NA_DT_F16)
+            H5Tset_fields(base, 15, 10, 5, 0, 10);
+        else
+            H5Tset_fields(base, 15, 7, 8, 0, 7);
+        H5Tset_size(base, 2);
+        H5Tset_ebias(base, dt == NA_DT_F16 ? 15 : 127);
+        if (be)
+            H5Tset_order(base, H5T_ORDER_BE);
+        return base;
+    default: return -1;
+    }
+}
+
+/* ---- naming: tensor name -> dataset and member path ------------------- */
+
+static int is_dataset(hid_t f, const char *path, haddr_t *addr)
+{
+    H5O_info_t oi;
+    int ok = H5Oget_info_by_name2(f, path, &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+             oi.type == H5O_TYPE_DATASET;
+    H5Eclear2(H5E_DEFAULT);
+    if (ok)
+        *addr = oi.addr;
+    return ok;
+}
+
+/* Split rest ("a.b", "real") into member names of compound ft, the way
+ * hdf5_child.c joined them; the longest member name that matches wins. */
+static int split_fields(wctx_t *c, wtgt_t *t, hid_t ft, const char *rest, const char *name)
+{
+    hid_t cur = H5Tcopy(ft);
+    while (*rest) {
+        if (H5Tget_class(cur) != H5T_COMPOUND || t->nf == W_MAX_FIELDS) {
+            H5Tclose(cur);
+            return w_err(c, NA_E_INTERNAL, "%s: no such compound member", name);
+        }
+        int cplx = na_h5c_is_complex(cur), nm = H5Tget_nmembers(cur), best = -1;
+        size_t best_len = 0;
+        for (int i = 0; i < nm; i++) {
+            char *mn = H5Tget_member_name(cur, (unsigned)i);
+            const char *label = cplx ? (i ? "imag" : "real") : mn;
+            size_t L = label ? strlen(label) : 0;
+            if (label && L >= best_len && !strncmp(rest, label, L) &&
+                (rest[L] == '\0' || rest[L] == '.')) {
+                best = i;
+                best_len = L;
+            }
+            H5free_memory(mn);
+        }
+        if (best < 0) {
+            H5Tclose(cur);
+            return w_err(c, NA_E_INTERNAL, "%s: no such compound member", name);
+        }
+        t->field[t->nf++] = H5Tget_member_name(cur, (unsigned)best);
+        hid_t next = H5Tget_member_type(cur, (unsigned)best);
+        H5Tclose(cur);
+        cur = next;
+        rest += best_len + (rest[best_len] == '.');
+    }
+    t->leaf = cur;
+    return 0;
+}
+
+/* Find the dataset (and member path) of every cleaned tensor. */
+static int resolve(wctx_t *c)
+{
+    for (size_t j = 0; j < c->job->n; j++) {
+        const na_wtensor_t *w = &c->job->t[j];
+        wtgt_t *t = &c->tg[j];
+        t->dset = t->memtype = t->leaf = -1;
+        if (w->copied)
+            continue;
+        t->ndim = w->ndim;
+        memcpy(t->shape, w->shape, sizeof t->shape);
+        char *p = strdup(w->name);
+        if (!p)
+            w_die();
+        if (is_dataset(c->in, p, &t->addr)) {
+            t->dpath = p;
+            hid_t d = H5Dopen2(c->in, p, H5P_DEFAULT);
+            t->leaf = d >= 0 ? H5Dget_type(d) : -1;
+            if (d >= 0)
+                H5Dclose(d);
+            if (t->leaf < 0)
+                return w_h5err(c, "cannot read the dataset's type", p);
+            continue;
+        }
+        /* NAME.field: the longest prefix that is a dataset. */
+        for (char *dot = strrchr(p, '.'); dot; dot = strrchr(p, '.')) {
+            *dot = '\0';
+            if (!is_dataset(c->in, p, &t->addr))
+                continue;
+            t->dpath = p;
+            hid_t d = H5Dopen2(c->in, p, H5P_DEFAULT);
+            hid_t ft = d >= 0 ? H5Dget_type(d) : -1;
+            int r = ft < 0 ? w_h5err(c, "cannot read the dataset's type", p)
+                           : split_fields(c, t, ft, w->name + (dot - p) + 1, w->name);
+            if (ft >= 0)
+                H5Tclose(ft);
+            if (d >= 0)
+                H5Dclose(d);
+            if (r < 0)
+                return r;
+            break;
+        }
+        if (!t->dpath) {
+            free(p);
+            return w_err(c, strchr(w->name, '@') ? NA_E_USAGE : NA_E_INTERNAL,
+                         strchr(w->name, '@') ? "%s: clean does not write HDF5 attributes"
+                                              : "%s: no dataset of that name in the input",
+                         w->name);
+        }
+    }
+    return 0;
+}
+
+/* ---- attributes ------------------------------------------------------- */
+
+static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *ud);
+
+typedef struct acopy {
+    wctx_t *c;
+    hid_t dst;
+    const char *path;
+} acopy_t;
+
+/* One iteration over obj's attributes or links in index order ix. */
+typedef herr_t (*w_iter_fn)(hid_t obj, H5_index_t ix, void *ud);
+
+/* Run it in creation order where obj indexes it (so the copy tracks the
+ * same order), else in name order: without the index the creation-order
+ * iteration fails before any callback. 0, or -1 with c->fail set. */
+static int in_order(wctx_t *c, hid_t obj, w_iter_fn it, void *ud, const char *what,
+                    const char *path)
+{
+    if (it(obj, H5_INDEX_CRT_ORDER, ud) >= 0)
+        return 0;
+    if (c->fail[0])
+        return -1;
+    H5Eclear2(H5E_DEFAULT);
+    if (it(obj, H5_INDEX_NAME, ud) >= 0)
+        return 0;
+    return c->fail[0] ? -1 : w_h5err(c, what, path);
+}
+
+static herr_t attrs_iter(hid_t obj, H5_index_t ix, void *ud)
+{
+    hsize_t i = 0;
+    return H5Aiterate2(obj, ix, H5_ITER_INC, &i, attr_cb, ud);
+}
+
+/* Every attribute of src onto dst. */
+static int copy_attrs(wctx_t *c, hid_t src, hid_t dst, const char *path)
+{
+    acopy_t a = {c, dst, path};
+    return in_order(c, src, attrs_iter, &a, "cannot list the attributes", path);
+}
+
+/* H5Ocopy of g/name into dst (a dataset or a named datatype), with its
+ * attributes copied here rather than by H5Ocopy: libhdf5 1.10.8 crashes
+ * copying densely stored attributes of variable-length type
+ * (H5A__dense_post_copy_file_all -> H5T__conv_vlen: netCDF-4 variables
+ * with many attributes and a DIMENSION_LIST), and references in them
+ * need new values anyway. A dataset whose data holds references is
+ * recorded for fix_refs. */
+static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                      const char *path)
+{
+    hid_t cp = H5Pcreate(H5P_OBJECT_COPY);
+    H5Pset_copy_object(cp, H5O_COPY_WITHOUT_ATTR_FLAG);
+    int r = H5Ocopy(g, name, dst, name, cp, lcpl) < 0 ? w_h5err(c, "cannot copy", path) : 0;
+    H5Pclose(cp);
+    hid_t so = r == 0 ? H5Oopen(g, name, H5P_DEFAULT) : -1;
+    hid_t dob = r == 0 ? H5Oopen(dst, name, H5P_DEFAULT) : -1;
+    if (r == 0 && (so < 0 || dob < 0))
+        r = w_h5err(c, "cannot open the copy", path);
+    if (r == 0)
+        r = copy_attrs(c, so, dob, path);
+    H5O_info_t oi;
+    if (r == 0 && H5Oget_info2(so, &oi, H5O_INFO_BASIC) >= 0 && oi.type == H5O_TYPE_DATASET) {
+        hid_t t = H5Dget_type(so);
+        if (t >= 0 && has_refs(t))
+            add_fix(c, path, NULL);
+        if (t >= 0)
+            H5Tclose(t);
+    }
+    if (so >= 0)
+        H5Oclose(so);
+    if (dob >= 0)
+        H5Oclose(dob);
+    return r;
+}
+
+/* Read the attribute with its own (transient copy of the) file type and
+ * write the same bytes: no conversion, variable-length data included. */
+static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *ud)
+{
+    acopy_t *a = ud;
+    hid_t at = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t ft = at >= 0 ? H5Aget_type(at) : -1, ty = ft >= 0 ? H5Tcopy(ft) : -1;
+    hid_t sp = at >= 0 ? H5Aget_space(at) : -1, acpl = at >= 0 ? H5Aget_create_plist(at) : -1;
+    hssize_t np = sp >= 0 ? H5Sget_select_npoints(sp) : -1;
+    size_t sz = ty >= 0 ? H5Tget_size(ty) : 0;
+    uint8_t *buf = np >= 0 && sz ? calloc((size_t)np ? (size_t)np : 1, sz) : NULL;
+    int r = buf && H5Aread(at, ty, buf) >= 0 ? 0 : -1;
+    hid_t out = -1;
+    if (r == 0) {
+        out = H5Acreate2(a->dst, name, ty, sp, acpl, H5P_DEFAULT);
+        r = out >= 0 && H5Awrite(out, ty, buf) >= 0 ? 0 : -1;
+    }
+    if (r < 0) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot copy the attribute '%s'", name);
+        w_h5err(a->c, what, a->path);
+    }
+    if (r == 0 && has_refs(ty))
+        add_fix(a->c, a->path, name);
+    if (buf && np > 0)
+        H5Dvlen_reclaim(ty, sp, H5P_DEFAULT, buf);
+    free(buf);
+    if (out >= 0)
+        H5Aclose(out);
+    if (acpl >= 0)
+        H5Pclose(acpl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ty >= 0)
+        H5Tclose(ty);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (at >= 0)
+        H5Aclose(at);
+    return r < 0 ? -1 : 0;
+}
+
+/* ---- cleaned datasets ------------------------------------------------- */
+
+/* Create dst/name like input dataset src but with type ty and extent
+ * dims (a fixed maximum extent follows the extent; chunks that no longer
+ * fit are shrunk), then copy src's attributes. The new dataset or -1. */
+static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t lcpl, hid_t ty,
+                      const uint64_t *dims, const char *path)
+{
+    hid_t ssp = H5Dget_space(src), dcpl = H5Dget_create_plist(src), sp = -1, out = -1;
+    if (ssp < 0 || dcpl < 0) {
+        w_h5err(c, "cannot read the dataset's header", path);
+        goto done;
+    }
+    if (H5Pget_external_count(dcpl) > 0 || H5Pget_layout(dcpl) == H5D_VIRTUAL) {
+        w_err(c, NA_E_USAGE, "%s: its data lives in other files (%s); clean writes only this "
+              "file: --exclude it", path,
+              H5Pget_layout(dcpl) == H5D_VIRTUAL ? "virtual dataset" : "external storage");
+        goto done;
+    }
+    int nd = H5Sget_simple_extent_ndims(ssp);
+    hsize_t old[H5S_MAX_RANK], maxd[H5S_MAX_RANK], nd_[H5S_MAX_RANK];
+    if (H5Sget_simple_extent_type(ssp) != H5S_SIMPLE || nd <= 0) {
+        sp = H5Scopy(ssp);
+    } else {
+        H5Sget_simple_extent_dims(ssp, old, maxd);
+        for (int d = 0; d < nd; d++) {
+            nd_[d] = dims[d];
+            if (maxd[d] != H5S_UNLIMITED && (maxd[d] == old[d] || maxd[d] < dims[d]))
+                maxd[d] = dims[d];
+        }
+        if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
+            hsize_t ck[H5S_MAX_RANK];
+            int cn = H5Pget_chunk(dcpl, H5S_MAX_RANK, ck);
+            for (int d = 0; d < cn && d < nd; d++) {
+                if (ck[d] > nd_[d] && nd_[d] < old[d]) /* only when it shrank */
+                    ck[d] = nd_[d] ? nd_[d] : 1;
+                /* A chunk may not exceed a fixed maximum extent: an empty
+                 * result keeps one row of room (its maximum becomes 1). */
+                if (maxd[d] != H5S_UNLIMITED && ck[d] > maxd[d])
+                    maxd[d] = ck[d];
+            }
+            if (cn > 0)
+                H5Pset_chunk(dcpl, cn, ck);
+        }
+        sp = H5Screate_simple(nd, nd_, maxd);
+    }
+    if (sp >= 0)
+        out = H5Dcreate2(dst, name, ty, sp, lcpl, dcpl, H5P_DEFAULT);
+    if (out < 0)
+        w_h5err(c, "cannot create the cleaned dataset", path);
+    else if (copy_attrs(c, src, out, path) < 0) {
+        H5Dclose(out);
+        out = -1;
+    }
+done:
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (ssp >= 0)
+        H5Sclose(ssp);
+    return out;
+}
+
+/* 1 when member path (names[0..depth)) of a cleaned tensor in js. */
+static wtgt_t *tgt_of(wctx_t *c, const size_t *js, size_t nj, char *const *names, int depth)
+{
+    for (size_t k = 0; k < nj; k++) {
+        wtgt_t *t = &c->tg[js[k]];
+        int same = t->nf == depth;
+        for (int i = 0; same && i < depth; i++)
+            same = !strcmp(t->field[i], names[i]);
+        if (same)
+            return t;
+    }
+    return NULL;
+}
+
+/* Compound ft with each cleaned member's type replaced by its output
+ * dtype (same byte order), members packed in order; NULL-free: -1 when
+ * a member is not a cleaned tensor (*missing: its name). */
+static hid_t retype(wctx_t *c, hid_t ft, const size_t *js, size_t nj, char **names, int depth,
+                    char *missing, size_t cap)
+{
+    int nm = H5Tget_nmembers(ft);
+    hid_t mt[256];
+    char *mn[256];
+    size_t total = 0;
+    if (nm <= 0 || nm > 256 || depth >= W_MAX_FIELDS)
+        return -1;
+    int ok = 1;
+    for (int i = 0; i < nm; i++) {
+        mn[i] = H5Tget_member_name(ft, (unsigned)i);
+        hid_t m = H5Tget_member_type(ft, (unsigned)i);
+        names[depth] = mn[i];
+        wtgt_t *t = tgt_of(c, js, nj, names, depth + 1);
+        if (t) {
+            c_type_t ty;
+            na_h5t_classify(m, &ty);
+            if (ty.memtype >= 0)
+                H5Tclose(ty.memtype);
+            mt[i] = ty.dtype == c->job->t[t - c->tg].dtype
+                        ? H5Tcopy(m)
+                        : make_type(c->job->t[t - c->tg].dtype, H5Tget_order(m) == H5T_ORDER_BE);
+        } else if (H5Tget_class(m) == H5T_COMPOUND) {
+            mt[i] = retype(c, m, js, nj, names, depth + 1, missing, cap);
+        } else {
+            mt[i] = -1;
+            if (!missing[0]) {
+                size_t L = 0;
+                for (int d = 0; d <= depth; d++)
+                    L += (size_t)snprintf(missing + L, L < cap ? cap - L : 0, "%s%s",
+                                          d ? "." : "", names[d]);
+            }
+        }
+        H5Tclose(m);
+        ok &= mt[i] >= 0;
+        total += mt[i] >= 0 ? H5Tget_size(mt[i]) : 0;
+    }
+    hid_t out = ok ? H5Tcreate(H5T_COMPOUND, total) : -1;
+    size_t off = 0;
+    for (int i = 0; i < nm; i++) {
+        if (out >= 0) {
+            H5Tinsert(out, mn[i], off, mt[i]);
+            off += H5Tget_size(mt[i]);
+        }
+        if (mt[i] >= 0)
+            H5Tclose(mt[i]);
+        H5free_memory(mn[i]);
+    }
+    return out;
+}
+
+/* A dataset holding the cleaned tensors js[0..nj): create it in dst (or
+ * copy it and overwrite its fields) and set up every tensor's target. */
+static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                     const char *path, const size_t *js, size_t nj)
+{
+    wtgt_t *t0 = &c->tg[js[0]];
+    const na_wtensor_t *w0 = &c->job->t[js[0]];
+    hid_t src = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t ft = src >= 0 ? H5Dget_type(src) : -1, ssp = src >= 0 ? H5Dget_space(src) : -1;
+    hid_t ty = -1;
+    int r = 0, nd = ssp >= 0 ? H5Sget_simple_extent_ndims(ssp) : -1;
+    hsize_t dims[H5S_MAX_RANK] = {0};
+    if (ft < 0 || nd < 0 || H5Sget_simple_extent_dims(ssp, dims, NULL) < 0)
+        r = w_h5err(c, "cannot read the dataset's header", path);
+    /* Every tensor must cover the dataset's dimensions exactly: an array
+     * type adds trailing dimensions, which this writer does not split. */
+    for (size_t k = 0; r == 0 && k < nj; k++) {
+        const na_wtensor_t *w = &c->job->t[js[k]];
+        int grows = H5Tget_class(c->tg[js[k]].leaf) == H5T_ARRAY;
+        if (grows || w->ndim != nd || (nd > 0 && w->shape[0] != w0->shape[0]))
+            r = w_err(c, grows ? NA_E_UNSUPPORTED : NA_E_USAGE,
+                      grows ? "%s: clean does not write array-typed HDF5 members; --exclude it"
+                            : "%s: compound fields keep different numbers of rows (%llu and "
+                              "%llu); clean its fields with --together",
+                      grows ? w->name : path, (unsigned long long)w0->shape[0],
+                      (unsigned long long)w->shape[0]);
+        for (int d = 1; r == 0 && d < nd; d++)
+            if (w->shape[d] != dims[d])
+                r = w_err(c, NA_E_INTERNAL, "%s: cleaned shape differs from the dataset's", path);
+    }
+    int same_rows = nd == 0 || w0->shape[0] == dims[0], same_types = 1;
+    for (size_t k = 0; r == 0 && k < nj; k++) {
+        c_type_t cl;
+        na_h5t_classify(c->tg[js[k]].leaf, &cl);
+        if (cl.memtype >= 0)
+            H5Tclose(cl.memtype);
+        same_types &= cl.dtype == c->job->t[js[k]].dtype;
+    }
+    hid_t out = -1;
+    if (r == 0 && t0->nf == 0) {
+        c_type_t cl;
+        na_h5t_classify(ft, &cl);
+        if (cl.memtype >= 0)
+            H5Tclose(cl.memtype);
+        ty = same_types ? H5Tcopy(ft) : make_type(w0->dtype, cl.order == NA_BIG);
+        out = ty < 0 ? -1 : recreate(c, src, dst, name, lcpl, ty, w0->shape, path);
+        r = out < 0 ? w_err(c, NA_E_WRITE, "%s: cannot write dtype %s", path,
+                            na_dtype_name(w0->dtype))
+                    : 0;
+    } else if (r == 0 && same_rows && same_types) {
+        r = copy_whole(c, g, name, dst, lcpl, path);
+        if (r == 0 && (out = H5Dopen2(dst, name, H5P_DEFAULT)) < 0)
+            r = w_h5err(c, "cannot open the copied dataset", path);
+    } else if (r == 0) {
+        char *names[W_MAX_FIELDS], missing[300] = "";
+        ty = retype(c, ft, js, nj, names, 0, missing, sizeof missing);
+        if (ty < 0)
+            r = w_err(c, NA_E_USAGE,
+                      "%s: compound dataset whose cleaned fields %s, but its member '%s' is "
+                      "not cleaned, so its records cannot be rewritten; %s",
+                      path, same_rows ? "change dtype" : "drop rows", missing[0] ? missing : "?",
+                      same_rows ? "keep the dtype (--out-dtype) or --exclude those fields"
+                                : "clean every field, with --together over them");
+        if (ty >= 0 && same_types) { /* the input's layout (offsets, padding) */
+            H5Tclose(ty);
+            ty = H5Tcopy(ft);
+        }
+        if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path)) < 0)
+            r = -1;
+    }
+    for (size_t k = 0; r == 0 && k < nj; k++) {
+        wtgt_t *t = &c->tg[js[k]];
+        hid_t leaf = make_type(c->job->t[js[k]].dtype, 0);
+        t->memtype = t->nf ? na_h5c_nest_memtype(t->field, t->nf, leaf) : leaf;
+        t->dset = k == 0 ? out : H5Dopen2(dst, name, H5P_DEFAULT);
+        if (t->memtype < 0 || t->dset < 0)
+            r = w_h5err(c, "cannot set up the write", path);
+    }
+    if (r < 0 && out >= 0)
+        H5Dclose(out);
+    if (ty >= 0)
+        H5Tclose(ty);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (ssp >= 0)
+        H5Sclose(ssp);
+    if (src >= 0)
+        H5Dclose(src);
+    return r;
+}
+
+/* ---- the walk ---------------------------------------------------------- */
+
+typedef struct lwalk {
+    wctx_t *c;
+    hid_t dst;
+    const char *dpath; /* output path of dst */
+    int depth;
+} lwalk_t;
+
+static int copy_group(wctx_t *c, hid_t src, hid_t dst, const char *path, int depth);
+
+static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_t lcpl)
+{
+    wctx_t *c = lw->c;
+    H5O_info_t oi;
+    if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+        return w_h5err(c, "cannot read the object header", path);
+    const char *first = map_get(c, oi.addr);
+    if (first) /* a second hard link: to the copy */
+        return H5Lcreate_hard(c->out, first, lw->dst, name, lcpl, H5P_DEFAULT) < 0
+                   ? w_h5err(c, "cannot create the hard link", path)
+                   : 0;
+    map_put(c, oi.addr, path);
+    if (oi.type == H5O_TYPE_GROUP && lw->depth < 64) {
+        hid_t sg = H5Gopen2(g, name, H5P_DEFAULT);
+        hid_t gcpl = sg >= 0 ? H5Gget_create_plist(sg) : -1;
+        hid_t ng = gcpl >= 0 ? H5Gcreate2(lw->dst, name, lcpl, gcpl, H5P_DEFAULT) : -1;
+        int r = ng < 0 ? w_h5err(c, "cannot copy the group", path)
+                       : copy_group(c, sg, ng, path, lw->depth + 1);
+        if (ng >= 0)
+            H5Gclose(ng);
+        if (gcpl >= 0)
+            H5Pclose(gcpl);
+        if (sg >= 0)
+            H5Gclose(sg);
+        return r;
+    }
+    size_t nj = 0, *js = NULL;
+    for (size_t j = 0; oi.type == H5O_TYPE_DATASET && j < c->job->n; j++) {
+        if (!c->tg[j].dpath || c->tg[j].addr != oi.addr)
+            continue;
+        size_t *n2 = realloc(js, (nj + 1) * sizeof *js);
+        if (!n2)
+            w_die();
+        js = n2;
+        js[nj++] = j;
+    }
+    int r;
+    if (nj) {
+        r = w_dataset(c, g, name, lw->dst, lcpl, path, js, nj);
+    } else if (oi.type != H5O_TYPE_GROUP) { /* untouched dataset, named datatype */
+        r = copy_whole(c, g, name, lw->dst, lcpl, path);
+    } else { /* a group nested too deep to walk: whole, attributes included */
+        r = H5Ocopy(g, name, lw->dst, name, H5P_DEFAULT, lcpl) < 0
+                ? w_h5err(c, "cannot copy", path)
+                : 0;
+    }
+    free(js);
+    return r;
+}
+
+static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *li, void *ud)
+{
+    lwalk_t *lw = ud;
+    wctx_t *c = lw->c;
+    size_t plen = strlen(lw->dpath) + strlen(name) + 2;
+    char *path = malloc(plen);
+    if (!path)
+        w_die();
+    snprintf(path, plen, "%s/%s", strcmp(lw->dpath, "/") ? lw->dpath : "", name);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_char_encoding(lcpl, li->cset); /* UTF-8 names stay UTF-8 */
+    int r = 0;
+    if (li->type == H5L_TYPE_HARD) {
+        r = w_hard(lw, g, name, path, lcpl);
+    } else if (li->type == H5L_TYPE_SOFT || li->type == H5L_TYPE_EXTERNAL) {
+        char *val = malloc(li->u.val_size + 1);
+        const char *file = NULL, *obj = NULL;
+        unsigned fl = 0;
+        if (!val)
+            w_die();
+        if (H5Lget_val(g, name, val, li->u.val_size, H5P_DEFAULT) < 0)
+            r = -1;
+        else if (li->type == H5L_TYPE_SOFT)
+            r = H5Lcreate_soft(val, lw->dst, name, lcpl, H5P_DEFAULT) < 0 ? -1 : 0;
+        else
+            r = H5Lunpack_elink_val(val, li->u.val_size, &fl, &file, &obj) < 0 ||
+                        H5Lcreate_external(file, obj, lw->dst, name, lcpl, H5P_DEFAULT) < 0
+                    ? -1
+                    : 0;
+        free(val);
+        if (r < 0)
+            w_h5err(c, "cannot copy the link", path);
+    } else {
+        r = w_err(c, NA_E_UNSUPPORTED, "%s: user-defined link (type %d) cannot be copied", path,
+                  (int)li->type);
+    }
+    H5Pclose(lcpl);
+    free(path);
+    return r < 0 ? -1 : 0;
+}
+
+static herr_t links_iter(hid_t obj, H5_index_t ix, void *ud)
+{
+    hsize_t i = 0;
+    return H5Literate(obj, ix, H5_ITER_INC, &i, link_cb, ud);
+}
+
+/* src's attributes and links into dst (both groups), in order. */
+static int copy_group(wctx_t *c, hid_t src, hid_t dst, const char *path, int depth)
+{
+    if (copy_attrs(c, src, dst, path) < 0)
+        return -1;
+    lwalk_t lw = {c, dst, path, depth};
+    return in_order(c, src, links_iter, &lw, "cannot list the group", path);
+}
+
+/* ---- data and finish ---------------------------------------------------- */
+
+static void w_write(wctx_t *c, const h5w_write_t *rq)
+{
+    /* Fault injection for tests/cli/clean_hdf5.sh: a crash or a hang at
+     * the first data write, as libhdf5 does on some hostile files. */
+    const char *f = getenv("NANAUDIT_HDF5_WRITE_FAULT");
+    if (f && !strcmp(f, "segv"))
+        raise(SIGSEGV);
+    while (f && !strcmp(f, "hang"))
+        pause();
+    wtgt_t *t = rq->tensor < c->job->n ? &c->tg[rq->tensor] : NULL;
+    uint64_t total = 1;
+    for (int d = 0; t && d < t->ndim; d++)
+        total *= t->shape[d];
+    if (!t || t->dset < 0 || rq->first > total || rq->count > total - rq->first) {
+        w_send(c, H5P_FAIL, NA_E_INTERNAL, "HDF5 writer: write outside a cleaned dataset");
+        return;
+    }
+    const char *name = c->job->t[rq->tensor].name;
+    herr_t r;
+    if (t->ndim == 0) {
+        r = H5Dwrite(t->dset, t->memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->shm);
+    } else {
+        hsize_t n = rq->count;
+        hid_t fs = H5Dget_space(t->dset), ms = H5Screate_simple(1, &n, NULL);
+        r = fs < 0 || ms < 0 ? -1 : na_h5c_select_range(fs, t->ndim, t->shape, rq->first, n);
+        if (r >= 0)
+            r = H5Dwrite(t->dset, t->memtype, ms, fs, H5P_DEFAULT, c->shm);
+        if (r < 0)
+            w_h5err(c, "write failed", name);
+        if (fs >= 0)
+            H5Sclose(fs);
+        if (ms >= 0)
+            H5Sclose(ms);
+    }
+    if (r < 0 && !c->fail[0])
+        w_h5err(c, "write failed", name);
+    if (r < 0)
+        w_send(c, H5P_FAIL, NA_E_WRITE, c->fail);
+    else
+        w_send(c, H5W_ACK, 0, NULL);
+}
+
+/* Root attributes from the FINISH payload: variable-length UTF-8
+ * strings (what h5py reads as str), replacing any of the same name. */
+static int w_meta(wctx_t *c, const uint8_t *p, uint64_t len)
+{
+    hid_t root = H5Gopen2(c->out, "/", H5P_DEFAULT);
+    hid_t st = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+    int r = root < 0 ? -1 : 0;
+    H5Tset_size(st, H5T_VARIABLE);
+    H5Tset_cset(st, H5T_CSET_UTF8);
+    while (r == 0 && len >= 8) {
+        uint32_t kl, vl;
+        memcpy(&kl, p, 4);
+        memcpy(&vl, p + 4, 4);
+        if ((uint64_t)kl + vl > len - 8)
+            break;
+        char *k = strndup((const char *)p + 8, kl), *v = strndup((const char *)p + 8 + kl, vl);
+        if (!k || !v)
+            w_die();
+        if (H5Aexists(root, k) > 0)
+            H5Adelete(root, k);
+        hid_t a = H5Acreate2(root, k, st, sp, H5P_DEFAULT, H5P_DEFAULT);
+        const char *vp = v;
+        r = a < 0 || H5Awrite(a, st, &vp) < 0 ? w_h5err(c, "cannot write the attribute", k) : 0;
+        if (a >= 0)
+            H5Aclose(a);
+        free(k);
+        free(v);
+        p += 8 + kl + vl;
+        len -= 8 + (uint64_t)kl + vl;
+    }
+    H5Tclose(st);
+    H5Sclose(sp);
+    if (root >= 0)
+        H5Gclose(root);
+    return r;
+}
+
+/* The input's user block (bytes before the superblock, H5Pset_userblock)
+ * into the output's, which H5Fcreate reserved with the same size. */
+static int w_userblock(wctx_t *c, hsize_t ub)
+{
+    int fi = open(c->job->input, O_RDONLY | O_CLOEXEC);
+    int fo = open(c->job->output, O_WRONLY | O_CLOEXEC);
+    uint8_t buf[4096];
+    int r = fi >= 0 && fo >= 0 ? 0 : -1;
+    for (hsize_t off = 0; r == 0 && off < ub; off += sizeof buf) {
+        size_t k = ub - off < sizeof buf ? (size_t)(ub - off) : sizeof buf;
+        r = pread(fi, buf, k, (off_t)off) == (ssize_t)k && pwrite(fo, buf, k, (off_t)off) ==
+            (ssize_t)k ? 0 : -1;
+    }
+    if (fi >= 0)
+        close(fi);
+    if (fo >= 0)
+        close(fo);
+    return r < 0 ? w_err(c, NA_E_WRITE, "cannot copy the user block") : 0;
+}
+
+static void w_finish(wctx_t *c, const uint8_t *p, uint64_t len)
+{
+    int r = w_meta(c, p, len);
+    for (size_t j = 0; j < c->job->n; j++) {
+        if (c->tg[j].dset >= 0)
+            H5Dclose(c->tg[j].dset);
+        c->tg[j].dset = -1;
+    }
+    hid_t fcpl = H5Fget_create_plist(c->in);
+    hsize_t ub = 0;
+    if (fcpl >= 0) {
+        H5Pget_userblock(fcpl, &ub);
+        H5Pclose(fcpl);
+    }
+    /* The output's last bytes (and errors such as a full disk) land here. */
+    if (H5Fclose(c->out) < 0 && r == 0) {
+        char cause[200];
+        na_h5c_cause(cause, sizeof cause);
+        r = w_err(c, NA_E_WRITE, "libhdf5 could not finish the file: %s", cause);
+    }
+    H5Fclose(c->in);
+    if (r == 0 && ub > 0)
+        r = w_userblock(c, ub);
+    w_send(c, r == 0 ? H5W_DONE : H5P_FAIL, r == 0 ? 0 : c->fail_st, r == 0 ? NULL : c->fail);
+    _exit(0);
+}
+
+/* Open both files and copy the structure; 0 or -1 (c->fail). */
+static int w_setup(wctx_t *c)
+{
+    c->in = H5Fopen(c->job->input, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (c->in < 0)
+        return w_h5err(c, "libhdf5 cannot open the input", c->job->input);
+    hid_t fcpl = H5Fget_create_plist(c->in), fapl = H5Pcreate(H5P_FILE_ACCESS);
+    /* Close everything at H5Fclose, so that its error is the last word. */
+    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    c->out = H5Fcreate(c->job->output, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    if (c->out < 0)
+        return w_h5err(c, "libhdf5 cannot create the file", c->job->output);
+    if (resolve(c) < 0)
+        return -1;
+    hid_t sr = H5Gopen2(c->in, "/", H5P_DEFAULT), dr = H5Gopen2(c->out, "/", H5P_DEFAULT);
+    H5O_info_t oi;
+    if (sr >= 0 && H5Oget_info2(sr, &oi, H5O_INFO_BASIC) >= 0)
+        map_put(c, oi.addr, "/");
+    int r = sr < 0 || dr < 0 ? w_h5err(c, "cannot open the root group", c->job->input)
+                             : copy_group(c, sr, dr, "/", 0);
+    if (sr >= 0)
+        H5Gclose(sr);
+    if (dr >= 0)
+        H5Gclose(dr);
+    for (size_t j = 0; r == 0 && j < c->job->n; j++)
+        if (c->tg[j].dpath && c->tg[j].dset < 0)
+            r = w_err(c, NA_E_INTERNAL, "%s: its dataset was not reached by the copy",
+                      c->job->t[j].name);
+    return r == 0 ? fix_refs(c) : r;
+}
+
+void na_h5w_child_main(int sock, uint8_t *shm, void *arg)
+{
+    wctx_t c;
+    memset(&c, 0, sizeof c);
+    c.sock = sock;
+    c.shm = shm;
+    c.job = arg;
+    c.tg = calloc(c.job->n ? c.job->n : 1, sizeof *c.tg);
+    if (!c.tg)
+        w_die();
+    /* A crash in libhdf5 must end this process with its signal, which the
+     * parent reports, not in a sanitizer's handler. */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], SIG_DFL);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (w_setup(&c) < 0) {
+        w_send(&c, H5P_FAIL, c.fail_st ? c.fail_st : NA_E_WRITE, c.fail);
+        _exit(0);
+    }
+    w_send(&c, H5W_READY, 0, NULL);
+    for (;;) {
+        h5p_hdr_t h;
+        if (na_h5p_recv_all(sock, &h, sizeof h) != 0)
+            _exit(0); /* the parent gave up: the file is dropped */
+        if (h.type == H5W_WRITE && h.len == sizeof(h5w_write_t)) {
+            h5w_write_t rq;
+            if (na_h5p_recv_all(sock, &rq, sizeof rq) != 0)
+                _exit(0);
+            w_write(&c, &rq);
+        } else if (h.type == H5W_FINISH && h.len < (64u << 20)) {
+            uint8_t *p = malloc(h.len ? h.len : 1);
+            if (!p || na_h5p_recv_all(sock, p, h.len) != 0)
+                w_die();
+            w_finish(&c, p, h.len);
+        } else {
+            w_die();
+        }
+    }
+}
+
+#else /* !NA_HAVE_HDF5 */
+
+void na_h5w_child_main(int sock, uint8_t *shm, void *arg)
+{
+    static const char msg[] = "this nanaudit was built without libhdf5";
+    na_h5p_send(sock, H5P_FAIL, NA_E_UNSUPPORTED, msg, sizeof msg - 1, NULL, 0);
+    _exit(0);
+}
+
+#endif

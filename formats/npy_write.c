@@ -1,0 +1,150 @@
+/*
+ * npy_write.c - the NumPy .npy writer of `nanaudit clean` (issue 4).
+ *
+ * Format: numpy.lib.format (NEP 1,
+ * https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html):
+ *   "\x93NUMPY" | major | minor | HEADER_LEN (u16 LE in 1.0, u32 LE in
+ *   2.0) | header | data
+ * The header is the repr of a dict with the keys 'descr', 'fortran_order'
+ * and 'shape', in that (sorted) order, then spaces and one '\n' so that
+ * the data starts at a multiple of 64 bytes (numpy's ARRAY_ALIGN, "for
+ * memory-mapping"; the docs: "terminated by a newline and padded with
+ * spaces ... divisible by 64"). Version 1.0 unless the header does not
+ * fit 65535 bytes, then 2.0, as np.save chooses. Like np.save we leave
+ * room after the dict for the first axis to grow to 21 digits (numpy's
+ * GROWTH_AXIS_MAX_DIGITS), so a file can be appended to in place; with
+ * that, our header is byte for byte the one np.save writes.
+ *
+ * What is written: the one array of the input .npy, C order
+ * (fortran_order False: the reader gathers a Fortran-order input in C
+ * order, view.c), little-endian for a cleaned array (na_clean_emit's
+ * bytes, the writer's dtype), or the input's byte order for an array
+ * copied unchanged (na_wtensor_t.byte_order). A structured input (one
+ * tensor per field) and dtypes without a NumPy type string (BF16, F8_*)
+ * are refused with a one-line NA_E_UNSUPPORTED error (exit 3, as for a
+ * format clean cannot write): nothing is written.
+ */
+#include "write.h"
+
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* calloc, malloc, free */
+#include <string.h> /* memcpy, strlen */
+
+#define NPY_ALIGN 64        /* numpy.lib.format.ARRAY_ALIGN */
+#define NPY_GROWTH_DIGITS 21 /* numpy.lib.format.GROWTH_AXIS_MAX_DIGITS */
+#define NPY_MAGIC_LEN 8      /* "\x93NUMPY" + major + minor */
+
+/* NumPy type string kind+size of dt ("f4"), or NULL when numpy has none. */
+static const char *npy_kind(na_dtype_t dt)
+{
+    switch (dt) {
+    case NA_DT_F64: return "f8";
+    case NA_DT_F32: return "f4";
+    case NA_DT_F16: return "f2";
+    case NA_DT_I8: return "i1";
+    case NA_DT_I16: return "i2";
+    case NA_DT_I32: return "i4";
+    case NA_DT_I64: return "i8";
+    case NA_DT_U8: return "u1";
+    case NA_DT_U16: return "u2";
+    case NA_DT_U32: return "u4";
+    case NA_DT_U64: return "u8";
+    case NA_DT_BOOL: return "b1";
+    case NA_DT_C64: return "c8";
+    default: return NULL;
+    }
+}
+
+/* The header dict as np.save writes it: "{'descr': '<f4', 'fortran_order':
+ * False, 'shape': (3, 4), }" plus the growth spaces. Returns its length
+ * or 0 when it does not fit cap. */
+static size_t npy_dict(const na_wtensor_t *t, const char *kind, char *out, size_t cap)
+{
+    char shape[NA_MAX_NDIM * 24 + 4], first[24] = "";
+    size_t k = (size_t)snprintf(shape, sizeof shape, "(");
+    for (int d = 0; d < t->ndim; d++) {
+        k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%llu", d ? ", " : "",
+                              (unsigned long long)t->shape[d]);
+        if (d == 0)
+            snprintf(first, sizeof first, "%llu", (unsigned long long)t->shape[0]);
+    }
+    snprintf(shape + k, sizeof shape - k, t->ndim == 1 ? ",)" : ")");
+    /* byte order: '|' for one-byte types (numpy's "not applicable") */
+    char order = kind[1] == '1' ? '|' : (t->byte_order == NA_BIG ? '>' : '<');
+    int grow = t->ndim > 0 ? NPY_GROWTH_DIGITS - (int)strlen(first) : 0;
+    int n = snprintf(out, cap, "{'descr': '%c%s', 'fortran_order': False, 'shape': %s, }%*s",
+                     order, kind, shape, grow > 0 ? grow : 0, "");
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+static void npy_wfree(na_writer_t *w)
+{
+    if (!w)
+        return;
+    na_writer_base_free(w);
+    free(w);
+}
+
+static const struct na_writer_vtbl npy_wvtbl = {NULL, NULL, npy_wfree, NULL, NULL};
+
+/* Magic, version, length and the padded header of t into w's buffer. */
+static na_status_t npy_header(na_writer_t *w, const na_wtensor_t *t, const char *kind,
+                              na_err_t *err)
+{
+    char dict[NA_MAX_NDIM * 24 + 160];
+    size_t dl = npy_dict(t, kind, dict, sizeof dict);
+    if (!dl)
+        return na_err_set(err, NA_E_INTERNAL, ".npy header too long");
+    /* numpy's _wrap_header: padding so magic + length field + header
+     * (dict, spaces, '\n') is a multiple of 64; 1.0 has a 2-byte length. */
+    size_t lenf = 2, hl = dl + 1;
+    size_t pad = NPY_ALIGN - (NPY_MAGIC_LEN + lenf + hl) % NPY_ALIGN;
+    if (hl + pad > 65535) {
+        lenf = 4;
+        pad = NPY_ALIGN - (NPY_MAGIC_LEN + lenf + hl) % NPY_ALIGN;
+    }
+    uint64_t total = hl + pad;
+    uint8_t pre[NPY_MAGIC_LEN + 4] = {0x93, 'N', 'U', 'M', 'P', 'Y', lenf == 2 ? 1 : 2, 0};
+    for (size_t i = 0; i < lenf; i++)
+        pre[NPY_MAGIC_LEN + i] = (uint8_t)(total >> (8 * i));
+    na_status_t st = na_writer_put(w, pre, NPY_MAGIC_LEN + lenf, err);
+    if (st == NA_OK)
+        st = na_writer_put(w, dict, dl, err);
+    for (size_t i = 0; st == NA_OK && i < pad; i++)
+        st = na_writer_put(w, " ", 1, err);
+    if (st == NA_OK)
+        st = na_writer_put(w, "\n", 1, err);
+    return st;
+}
+
+static na_status_t npy_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t, size_t n,
+                             const na_wmeta_t *meta, size_t n_meta, na_writer_t **out,
+                             na_err_t *err)
+{
+    (void)o;
+    (void)meta; /* .npy has no place for metadata (the change report has it) */
+    (void)n_meta;
+    if (n != 1)
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "a .npy file holds one array; this input gives %zu tensors (a "
+                          "structured array?): clean cannot write it", n);
+    const char *kind = npy_kind(t[0].dtype);
+    if (!kind)
+        return na_err_set(err, NA_E_UNSUPPORTED, ".npy has no type for dtype %s (use "
+                          "--out-dtype)", na_dtype_name(t[0].dtype));
+    na_writer_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    w->v = &npy_wvtbl;
+    na_status_t st = na_writer_base_init(w, fd, t, n, err);
+    if (st == NA_OK)
+        st = npy_header(w, t, kind, err);
+    if (st != NA_OK) {
+        npy_wfree(w);
+        return st;
+    }
+    *out = w;
+    return NA_OK;
+}
+
+const na_writer_format_t na_writer_npy = {"npy", npy_wopen};

@@ -1,0 +1,39 @@
+#!/bin/bash
+# `nanaudit clean` on NumPy input (issue 4): a .npy is written as .npy
+# (formats/npy_write.c); what it cannot write is refused in one line with
+# exit 3 and nothing under the output's name (values against numpy are in
+# tests/conformance/test_clean_npy.py).
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+
+"$NA_PYTHON" - <<'PY' || fail "making inputs"
+import numpy as np
+np.save("f.npy", np.array([0.0, 1.0, np.nan, 3.0, 4.0]))
+np.save("rec.npy", np.zeros(4, dtype=[("a", "<f4"), ("b", "<f8")]))
+np.savez("z.npz", a=np.arange(4.0))
+PY
+N="$NANAUDIT"
+
+expect_exit 0 "$N" clean f.npy -o out.npy --normalize minmax --max-drop-fraction 0.5
+expect_stdout_contains "dropped 1 samples (non-finite 1"
+"$NA_PYTHON" -c "
+import numpy as np
+y = np.load('out.npy')
+assert y.dtype == np.float64 and y.tolist() == [0.0, 0.25, 0.75, 1.0], y" || fail "np.load"
+expect_exit 0 "$N" scan out.npy
+expect_stdout_contains "out.npy (npy)"
+
+# what .npy cannot hold: one line, exit 3, no output and no temporary file
+expect_exit 3 "$N" clean rec.npy -o rec.out.npy --nonfinite zero
+expect_stderr_contains "nanaudit: rec.out.npy: a .npy file holds one array; this input gives 2 tensors (a structured array?): clean cannot write it; nothing written"
+[ -e rec.out.npy ] && fail "rec.out.npy written"
+expect_exit 3 "$N" clean f.npy -o bf.npy --out-dtype BF16 --nonfinite zero
+expect_stderr_contains "nanaudit: bf.npy: .npy has no type for dtype BF16 (use --out-dtype); nothing written"
+[ -e bf.npy ] && fail "bf.npy written"
+ls -a | grep -q nanaudit-tmp && fail "temporary file left behind"
+
+# .npz is not written yet: refused before any pass
+expect_exit 3 "$N" clean z.npz -o z2.npz
+expect_stderr_contains "nanaudit: z.npz: clean cannot write npz files yet (safetensors, raw, HDF5 and NumPy .npy only; --dry-run reports what it would do)"
+[ -e z2.npz ] && fail "z2.npz written"
+pass

@@ -126,6 +126,7 @@ static void hash_source(crun_t *c, na_tensor_t *t, hsrc_t *h)
     h->gap = &c->gap;
     t->src.read = hsrc_read;
     t->src.ctx = h;
+    t->src.fill = NULL; /* the inner's, for its ctx; and every byte is hashed */
 }
 
 /* Start hashing a safetensors input: its header bytes (all bytes before
@@ -674,6 +675,10 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
         na_scan_opts_init(&so);
         so.zscore = 0;
         so.max_locations = 0;
+        /* clean's statistics count values equal to an HDF5 _FillValue /
+         * missing_value like any other (lib/clean.c has no missing
+         * values), so the re-scan must too. */
+        t.n_missing = 0;
         na_result_t res;
         st = na_scan_tensor(&t, &so, &res, err);
         if (st != NA_OK)

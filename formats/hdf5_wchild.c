@@ -12,8 +12,11 @@
  *    links visited in creation order where the group indexes it, else in
  *    name order (the order h5py shows), so both orders survive;
  *  - datasets that hold no cleaned tensor, and named datatypes, are
- *    copied whole by H5Ocopy (layout, filters, fill value, attributes,
- *    raw chunks: byte-identical data);
+ *    copied by H5Ocopy (layout, filters, fill value, raw chunks:
+ *    byte-identical data), their attributes here (copy_whole says why);
+ *  - attributes are read and written with their own file type (strings,
+ *    variable-length data, compounds as stored), in creation order where
+ *    the object indexes it, else in name order;
  *  - soft and external links are re-created with their values; a second
  *    hard link to an object already copied becomes a hard link to the
  *    copy; user-defined links cannot be copied (an error, never dropped);
@@ -32,7 +35,9 @@
  *    fields overwritten; when rows go or a dtype changes, every member
  *    must be a cleaned tensor with the same row count (the caller's
  *    --together made the dropped rows the same), else the write is
- *    refused (NA_E_USAGE) naming the dataset: never misaligned records.
+ *    refused (NA_E_USAGE) naming the dataset: never misaligned records;
+ *  - array datatypes (the tensor's trailing dimensions) are written per
+ *    dataset element, a "unit" of tensor elements (READY tells the parent);
  *  - object references (dimension scales, h5py ref datasets) are given
  *    new values pointing at the copies (see "object references" below).
  * Not preserved: region references (NULL), object addresses, times.
@@ -62,6 +67,7 @@ typedef struct wtgt {
     hid_t leaf;         /* file type of the member (or the dataset) */
     hid_t dset;         /* output dataset, -1 until created */
     hid_t memtype;      /* type of the bytes that arrive */
+    uint32_t unit;      /* tensor elements per dataset element (array types) */
     int ndim;
     uint64_t shape[NA_MAX_NDIM];
 } wtgt_t;
@@ -99,12 +105,24 @@ static int w_err(wctx_t *c, uint32_t st, const char *fmt, ...)
     return -1;
 }
 
-/* w_err with the innermost libhdf5 message appended. */
-static int w_h5err(wctx_t *c, const char *what, const char *path)
+/* w_err with the innermost libhdf5 message appended: a failure to write
+ * (NA_E_WRITE, exit 4) or, w_h5in, to read the input (NA_E_FORMAT, exit
+ * 3: a damaged object that H5Ocopy or an attribute read trips over). */
+static int w_h5st(wctx_t *c, uint32_t st, const char *what, const char *path)
 {
     char cause[200];
     na_h5c_cause(cause, sizeof cause);
-    return w_err(c, NA_E_WRITE, "%s: %s: %s", path, what, cause);
+    return w_err(c, st, "%s: %s: %s", path, what, cause);
+}
+
+static int w_h5err(wctx_t *c, const char *what, const char *path)
+{
+    return w_h5st(c, NA_E_WRITE, what, path);
+}
+
+static int w_h5in(wctx_t *c, const char *what, const char *path)
+{
+    return w_h5st(c, NA_E_FORMAT, what, path);
 }
 
 static void w_send(wctx_t *c, uint32_t type, uint32_t st, const char *msg)
@@ -112,6 +130,30 @@ static void w_send(wctx_t *c, uint32_t type, uint32_t st, const char *msg)
     if (na_h5p_send(c->sock, type, st, msg, msg ? strlen(msg) : 0, NULL, 0) != 0)
         w_die();
 }
+
+/* Close every id of ids[0..n) that is set (>= 0), whatever its kind:
+ * the error paths leave some at -1. */
+static void w_close(const hid_t *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] < 0)
+            continue;
+        switch (H5Iget_type(ids[i])) {
+        case H5I_DATATYPE: H5Tclose(ids[i]); break;
+        case H5I_DATASPACE: H5Sclose(ids[i]); break;
+        case H5I_ATTR: H5Aclose(ids[i]); break;
+        case H5I_GENPROP_LST: H5Pclose(ids[i]); break;
+        case H5I_DATASET:
+        case H5I_GROUP: H5Oclose(ids[i]); break;
+        default: break;
+        }
+    }
+}
+#define W_CLOSE(...)                                                                               \
+    do {                                                                                           \
+        const hid_t w_ids_[] = {__VA_ARGS__};                                                      \
+        w_close(w_ids_, sizeof w_ids_ / sizeof w_ids_[0]);                                         \
+    } while (0)
 
 /* ---- object address -> output path (hard links to one object) ---- */
 
@@ -243,19 +285,19 @@ static void translate(wctx_t *c, hid_t ty, uint8_t *p, size_t n)
     }
 }
 
-/* The new values into attribute out (closed here). Where libhdf5 1.10.8
- * refuses H5Awrite ("can't locate open attribute", seen on attributes
- * H5Ocopy made) it is deleted and created anew with the input's creation
- * properties; where the object tracks attribute creation order it then
- * moves to the end. */
-static herr_t w_reattr(wctx_t *c, const wfix_t *f, hid_t in, hid_t out, hid_t ty, hid_t sp,
+/* The new values into attribute *out. libhdf5 1.10.8 refuses a second
+ * H5Awrite to an attribute holding references ("can't locate open
+ * attribute"), so it is then deleted and created anew with the input's
+ * creation properties; where the object tracks attribute creation order
+ * it moves to the end. */
+static herr_t w_reattr(wctx_t *c, const wfix_t *f, hid_t in, hid_t *out, hid_t ty, hid_t sp,
                        const void *buf)
 {
-    herr_t w = H5Awrite(out, ty, buf);
-    H5Aclose(out);
-    if (w >= 0)
-        return w;
+    if (H5Awrite(*out, ty, buf) >= 0)
+        return 0;
     H5Eclear2(H5E_DEFAULT);
+    H5Aclose(*out); /* before it is deleted */
+    *out = -1;
     hid_t acpl = H5Aget_create_plist(in);
     herr_t r = H5Adelete_by_name(c->out, f->path, f->attr, H5P_DEFAULT);
     hid_t a = r < 0 ? -1 : H5Acreate_by_name(c->out, f->path, f->attr, ty, sp, acpl,
@@ -287,7 +329,7 @@ static int fix_one(wctx_t *c, const wfix_t *f)
         r = !buf ? -1 : f->attr ? H5Aread(in, ty, buf) : H5Dread(in, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
         if (r >= 0) {
             translate(c, ty, buf, (size_t)np);
-            r = f->attr ? w_reattr(c, f, in, out, ty, sp, buf)
+            r = f->attr ? w_reattr(c, f, in, &out, ty, sp, buf)
                         : H5Dwrite(out, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
         }
         if (buf && r >= 0)
@@ -300,16 +342,7 @@ static int fix_one(wctx_t *c, const wfix_t *f)
                  f->attr ? "attribute " : "the data", f->attr ? f->attr : "");
         w_h5err(c, what, f->path);
     }
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (ty >= 0)
-        H5Tclose(ty);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (in >= 0)
-        f->attr ? H5Aclose(in) : H5Dclose(in);
-    if (out >= 0 && !f->attr)
-        H5Dclose(out);
+    W_CLOSE(sp, ty, ft, in, out);
     return r < 0 ? -1 : 0;
 }
 
@@ -354,6 +387,27 @@ static hid_t make_type(na_dtype_t dt, int be)
         return base;
     default: return -1;
     }
+}
+
+/* dtype dt in the shape of leaf (an array type keeps its dimensions) and,
+ * with file set, in leaf's byte order (else little-endian: the bytes as
+ * they arrive). -1 when dt has no HDF5 type here. */
+static hid_t out_type(hid_t leaf, na_dtype_t dt, int file)
+{
+    if (H5Tget_class(leaf) != H5T_ARRAY)
+        return make_type(dt, file && H5Tget_order(leaf) == H5T_ORDER_BE);
+    hid_t base = H5Tget_super(leaf), e = -1, r = -1;
+    hsize_t ad[H5S_MAX_RANK];
+    int na = H5Tget_array_ndims(leaf);
+    if (base >= 0 && na > 0 && H5Tget_array_dims2(leaf, ad) == na)
+        e = make_type(dt, file && H5Tget_order(base) == H5T_ORDER_BE);
+    if (e >= 0)
+        r = H5Tarray_create2(e, (unsigned)na, ad);
+    if (e >= 0)
+        H5Tclose(e);
+    if (base >= 0)
+        H5Tclose(base);
+    return r;
 }
 
 /* ---- naming: tensor name -> dataset and member path ------------------- */
@@ -427,7 +481,7 @@ static int resolve(wctx_t *c)
             if (d >= 0)
                 H5Dclose(d);
             if (t->leaf < 0)
-                return w_h5err(c, "cannot read the dataset's type", p);
+                return w_h5in(c, "cannot read the dataset's type", p);
             continue;
         }
         /* NAME.field: the longest prefix that is a dataset. */
@@ -438,7 +492,7 @@ static int resolve(wctx_t *c)
             t->dpath = p;
             hid_t d = H5Dopen2(c->in, p, H5P_DEFAULT);
             hid_t ft = d >= 0 ? H5Dget_type(d) : -1;
-            int r = ft < 0 ? w_h5err(c, "cannot read the dataset's type", p)
+            int r = ft < 0 ? w_h5in(c, "cannot read the dataset's type", p)
                            : split_fields(c, t, ft, w->name + (dot - p) + 1, w->name);
             if (ft >= 0)
                 H5Tclose(ft);
@@ -485,7 +539,7 @@ static int in_order(wctx_t *c, hid_t obj, w_iter_fn it, void *ud, const char *wh
     H5Eclear2(H5E_DEFAULT);
     if (it(obj, H5_INDEX_NAME, ud) >= 0)
         return 0;
-    return c->fail[0] ? -1 : w_h5err(c, what, path);
+    return c->fail[0] ? -1 : w_h5in(c, what, path);
 }
 
 static herr_t attrs_iter(hid_t obj, H5_index_t ix, void *ud)
@@ -513,7 +567,7 @@ static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcp
 {
     hid_t cp = H5Pcreate(H5P_OBJECT_COPY);
     H5Pset_copy_object(cp, H5O_COPY_WITHOUT_ATTR_FLAG);
-    int r = H5Ocopy(g, name, dst, name, cp, lcpl) < 0 ? w_h5err(c, "cannot copy", path) : 0;
+    int r = H5Ocopy(g, name, dst, name, cp, lcpl) < 0 ? w_h5in(c, "cannot copy", path) : 0;
     H5Pclose(cp);
     hid_t so = r == 0 ? H5Oopen(g, name, H5P_DEFAULT) : -1;
     hid_t dob = r == 0 ? H5Oopen(dst, name, H5P_DEFAULT) : -1;
@@ -529,10 +583,7 @@ static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcp
         if (t >= 0)
             H5Tclose(t);
     }
-    if (so >= 0)
-        H5Oclose(so);
-    if (dob >= 0)
-        H5Oclose(dob);
+    W_CLOSE(so, dob);
     return r;
 }
 
@@ -548,33 +599,21 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
     size_t sz = ty >= 0 ? H5Tget_size(ty) : 0;
     uint8_t *buf = np >= 0 && sz ? calloc((size_t)np ? (size_t)np : 1, sz) : NULL;
     int r = buf && H5Aread(at, ty, buf) >= 0 ? 0 : -1;
+    char what[300];
+    snprintf(what, sizeof what, "cannot %s the attribute '%s'", r ? "read" : "write", name);
+    if (r < 0)
+        w_h5in(a->c, what, a->path);
     hid_t out = -1;
     if (r == 0) {
         out = H5Acreate2(a->dst, name, ty, sp, acpl, H5P_DEFAULT);
-        r = out >= 0 && H5Awrite(out, ty, buf) >= 0 ? 0 : -1;
-    }
-    if (r < 0) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot copy the attribute '%s'", name);
-        w_h5err(a->c, what, a->path);
+        r = out >= 0 && H5Awrite(out, ty, buf) >= 0 ? 0 : w_h5err(a->c, what, a->path);
     }
     if (r == 0 && has_refs(ty))
         add_fix(a->c, a->path, name);
     if (buf && np > 0)
         H5Dvlen_reclaim(ty, sp, H5P_DEFAULT, buf);
     free(buf);
-    if (out >= 0)
-        H5Aclose(out);
-    if (acpl >= 0)
-        H5Pclose(acpl);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (ty >= 0)
-        H5Tclose(ty);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (at >= 0)
-        H5Aclose(at);
+    W_CLOSE(out, acpl, sp, ty, ft, at);
     return r < 0 ? -1 : 0;
 }
 
@@ -588,7 +627,7 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
 {
     hid_t ssp = H5Dget_space(src), dcpl = H5Dget_create_plist(src), sp = -1, out = -1;
     if (ssp < 0 || dcpl < 0) {
-        w_h5err(c, "cannot read the dataset's header", path);
+        w_h5in(c, "cannot read the dataset's header", path);
         goto done;
     }
     if (H5Pget_external_count(dcpl) > 0 || H5Pget_layout(dcpl) == H5D_VIRTUAL) {
@@ -633,12 +672,7 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
         out = -1;
     }
 done:
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (ssp >= 0)
-        H5Sclose(ssp);
+    W_CLOSE(sp, dcpl, ssp);
     return out;
 }
 
@@ -679,9 +713,8 @@ static hid_t retype(wctx_t *c, hid_t ft, const size_t *js, size_t nj, char **nam
             na_h5t_classify(m, &ty);
             if (ty.memtype >= 0)
                 H5Tclose(ty.memtype);
-            mt[i] = ty.dtype == c->job->t[t - c->tg].dtype
-                        ? H5Tcopy(m)
-                        : make_type(c->job->t[t - c->tg].dtype, H5Tget_order(m) == H5T_ORDER_BE);
+            mt[i] = ty.dtype == c->job->t[t - c->tg].dtype ? H5Tcopy(m)
+                                                            : out_type(m, c->job->t[t - c->tg].dtype, 1);
         } else if (H5Tget_class(m) == H5T_COMPOUND) {
             mt[i] = retype(c, m, js, nj, names, depth + 1, missing, cap);
         } else {
@@ -724,22 +757,29 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
     int r = 0, nd = ssp >= 0 ? H5Sget_simple_extent_ndims(ssp) : -1;
     hsize_t dims[H5S_MAX_RANK] = {0};
     if (ft < 0 || nd < 0 || H5Sget_simple_extent_dims(ssp, dims, NULL) < 0)
-        r = w_h5err(c, "cannot read the dataset's header", path);
-    /* Every tensor must cover the dataset's dimensions exactly: an array
-     * type adds trailing dimensions, which this writer does not split. */
+        r = w_h5in(c, "cannot read the dataset's header", path);
+    /* Every tensor covers the dataset's dimensions (rows maybe fewer) and
+     * then its array type's (hdf5_child.c appends them); it is written in
+     * units of one dataset element, unit stream elements each. */
     for (size_t k = 0; r == 0 && k < nj; k++) {
         const na_wtensor_t *w = &c->job->t[js[k]];
-        int grows = H5Tget_class(c->tg[js[k]].leaf) == H5T_ARRAY;
-        if (grows || w->ndim != nd || (nd > 0 && w->shape[0] != w0->shape[0]))
-            r = w_err(c, grows ? NA_E_UNSUPPORTED : NA_E_USAGE,
-                      grows ? "%s: clean does not write array-typed HDF5 members; --exclude it"
-                            : "%s: compound fields keep different numbers of rows (%llu and "
-                              "%llu); clean its fields with --together",
-                      grows ? w->name : path, (unsigned long long)w0->shape[0],
-                      (unsigned long long)w->shape[0]);
-        for (int d = 1; r == 0 && d < nd; d++)
-            if (w->shape[d] != dims[d])
+        wtgt_t *t = &c->tg[js[k]];
+        hsize_t ad[H5S_MAX_RANK];
+        int na = H5Tget_class(t->leaf) == H5T_ARRAY ? H5Tget_array_ndims(t->leaf) : 0;
+        if (na > 0 && H5Tget_array_dims2(t->leaf, ad) != na)
+            na = -1;
+        t->unit = 1;
+        for (int d = 0; na > 0 && d < na; d++)
+            t->unit *= (uint32_t)ad[d];
+        if (na < 0 || w->ndim != nd + na || (nd > 0 && w->shape[0] != w0->shape[0]))
+            r = w_err(c, NA_E_USAGE,
+                      "%s: compound fields keep different numbers of rows (%llu and %llu); "
+                      "clean its fields with --together",
+                      path, (unsigned long long)w0->shape[0], (unsigned long long)w->shape[0]);
+        for (int d = 1; r == 0 && d < nd + na; d++)
+            if (w->shape[d] != (d < nd ? dims[d] : ad[d - nd]))
                 r = w_err(c, NA_E_INTERNAL, "%s: cleaned shape differs from the dataset's", path);
+        t->ndim = nd; /* writes select dataset elements */
     }
     int same_rows = nd == 0 || w0->shape[0] == dims[0], same_types = 1;
     for (size_t k = 0; r == 0 && k < nj; k++) {
@@ -755,7 +795,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         na_h5t_classify(ft, &cl);
         if (cl.memtype >= 0)
             H5Tclose(cl.memtype);
-        ty = same_types ? H5Tcopy(ft) : make_type(w0->dtype, cl.order == NA_BIG);
+        ty = same_types ? H5Tcopy(ft) : out_type(ft, w0->dtype, 1);
         out = ty < 0 ? -1 : recreate(c, src, dst, name, lcpl, ty, w0->shape, path);
         r = out < 0 ? w_err(c, NA_E_WRITE, "%s: cannot write dtype %s", path,
                             na_dtype_name(w0->dtype))
@@ -783,7 +823,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
     }
     for (size_t k = 0; r == 0 && k < nj; k++) {
         wtgt_t *t = &c->tg[js[k]];
-        hid_t leaf = make_type(c->job->t[js[k]].dtype, 0);
+        hid_t leaf = out_type(t->leaf, c->job->t[js[k]].dtype, 0);
         t->memtype = t->nf ? na_h5c_nest_memtype(t->field, t->nf, leaf) : leaf;
         t->dset = k == 0 ? out : H5Dopen2(dst, name, H5P_DEFAULT);
         if (t->memtype < 0 || t->dset < 0)
@@ -791,14 +831,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
     }
     if (r < 0 && out >= 0)
         H5Dclose(out);
-    if (ty >= 0)
-        H5Tclose(ty);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (ssp >= 0)
-        H5Sclose(ssp);
-    if (src >= 0)
-        H5Dclose(src);
+    W_CLOSE(ty, ft, ssp, src);
     return r;
 }
 
@@ -818,7 +851,7 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
     wctx_t *c = lw->c;
     H5O_info_t oi;
     if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
-        return w_h5err(c, "cannot read the object header", path);
+        return w_h5in(c, "cannot read the object header", path);
     const char *first = map_get(c, oi.addr);
     if (first) /* a second hard link: to the copy */
         return H5Lcreate_hard(c->out, first, lw->dst, name, lcpl, H5P_DEFAULT) < 0
@@ -856,7 +889,7 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
         r = copy_whole(c, g, name, lw->dst, lcpl, path);
     } else { /* a group nested too deep to walk: whole, attributes included */
         r = H5Ocopy(g, name, lw->dst, name, H5P_DEFAULT, lcpl) < 0
-                ? w_h5err(c, "cannot copy", path)
+                ? w_h5in(c, "cannot copy", path)
                 : 0;
     }
     free(js);
@@ -894,7 +927,7 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *li, void *ud)
                     : 0;
         free(val);
         if (r < 0)
-            w_h5err(c, "cannot copy the link", path);
+            w_h5in(c, "cannot copy the link", path);
     } else {
         r = w_err(c, NA_E_UNSUPPORTED, "%s: user-defined link (type %d) cannot be copied", path,
                   (int)li->type);
@@ -1052,8 +1085,20 @@ static int w_setup(wctx_t *c)
 {
     c->in = H5Fopen(c->job->input, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (c->in < 0)
-        return w_h5err(c, "libhdf5 cannot open the input", c->job->input);
+        return w_h5in(c, "libhdf5 cannot open the input", c->job->input);
     hid_t fcpl = H5Fget_create_plist(c->in), fapl = H5Pcreate(H5P_FILE_ACCESS);
+    /* The root group's link and attribute creation order are file
+     * creation properties, which H5Fget_create_plist does not return. */
+    hid_t rin = H5Gopen2(c->in, "/", H5P_DEFAULT);
+    hid_t rcp = rin >= 0 ? H5Gget_create_plist(rin) : -1;
+    unsigned lf = 0, af = 0;
+    if (fcpl >= 0 && rcp >= 0 && H5Pget_link_creation_order(rcp, &lf) >= 0 &&
+        H5Pget_attr_creation_order(rcp, &af) >= 0) {
+        H5Pset_link_creation_order(fcpl, lf);
+        H5Pset_attr_creation_order(fcpl, af);
+    }
+    W_CLOSE(rcp, rin);
+    H5Eclear2(H5E_DEFAULT);
     /* Close everything at H5Fclose, so that its error is the last word. */
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     c->out = H5Fcreate(c->job->output, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, fapl);
@@ -1068,7 +1113,7 @@ static int w_setup(wctx_t *c)
     H5O_info_t oi;
     if (sr >= 0 && H5Oget_info2(sr, &oi, H5O_INFO_BASIC) >= 0)
         map_put(c, oi.addr, "/");
-    int r = sr < 0 || dr < 0 ? w_h5err(c, "cannot open the root group", c->job->input)
+    int r = sr < 0 || dr < 0 ? w_h5in(c, "cannot open the root group", c->job->input)
                              : copy_group(c, sr, dr, "/", 0);
     if (sr >= 0)
         H5Gclose(sr);
@@ -1101,7 +1146,14 @@ void na_h5w_child_main(int sock, uint8_t *shm, void *arg)
         w_send(&c, H5P_FAIL, c.fail_st ? c.fail_st : NA_E_WRITE, c.fail);
         _exit(0);
     }
-    w_send(&c, H5W_READY, 0, NULL);
+    uint32_t *units = malloc((c.job->n ? c.job->n : 1) * sizeof *units);
+    if (!units)
+        w_die();
+    for (size_t j = 0; j < c.job->n; j++)
+        units[j] = c.tg[j].unit ? c.tg[j].unit : 1;
+    if (na_h5p_send(sock, H5W_READY, 0, units, c.job->n * sizeof *units, NULL, 0) != 0)
+        w_die();
+    free(units);
     for (;;) {
         h5p_hdr_t h;
         if (na_h5p_recv_all(sock, &h, sizeof h) != 0)

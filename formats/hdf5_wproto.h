@@ -14,10 +14,13 @@
  * the paths) from its copy of the parent's memory, h5w_job_t. Sequence:
  *   child  -> parent: READY (output created, every group, attribute,
  *                     link and untouched dataset copied, cleaned datasets
- *                     created empty) or FAIL (status, one-line message)
- *   parent -> child : WRITE {tensor, first element, count}, the elements
- *                     (little-endian, the tensor's output dtype) at the
- *                     start of the mapping
+ *                     created empty; payload: per tensor a u32 unit, the
+ *                     tensor elements in one dataset element: the product
+ *                     of an array type's dimensions, else 1) or FAIL
+ *                     (status, one-line message)
+ *   parent -> child : WRITE {tensor, first, count}, in dataset elements
+ *                     (units), their bytes (little-endian, the tensor's
+ *                     output dtype) at the start of the mapping
  *   child  -> parent: ACK or FAIL
  *   parent -> child : FINISH, payload: metadata pairs, each as u32 key
  *                     length, u32 value length, key, value
@@ -48,7 +51,7 @@ typedef struct h5w_job {
 } h5w_job_t;
 
 typedef struct h5w_write {
-    uint64_t tensor, first, count; /* elements [first, first+count) */
+    uint64_t tensor, first, count; /* dataset elements [first, first+count) */
 } h5w_write_t;
 
 /* Child entry point (na_h5p_child_fn; arg is the h5w_job_t): never

@@ -40,7 +40,9 @@ typedef struct h5w {
     uint8_t *shm;
     uint64_t fill;      /* bytes waiting at the start of shm */
     uint64_t first;     /* element index (in the tensor) of shm[0] */
-    uint32_t *esize;    /* bytes per element, per tensor */
+    uint32_t *esize;    /* bytes per dataset element (unit), per tensor */
+    uint32_t *unit;     /* tensor elements per dataset element (array
+                         * types), per tensor: the child's READY says */
     int timeout_ms;     /* per answer; -1: none */
     size_t n_meta;
     char **mkey, **mval;
@@ -77,9 +79,11 @@ static na_status_t hw_dead(h5w_t *h, int timed_out, na_err_t *err)
     return na_err_set(err, NA_E_WRITE, "%s", h->dead ? h->dead : "HDF5 writer process gone");
 }
 
-/* Wait for the answer to a request: want, or FAIL (its status and
- * message), within ms milliseconds (-1: no limit). */
-static na_status_t hw_answer(h5w_t *h, uint32_t want, int ms, na_err_t *err)
+/* Wait for the answer to a request: want (with blen bytes of payload
+ * into body), or FAIL (its status and message), within ms milliseconds
+ * (-1: no limit). */
+static na_status_t hw_answer(h5w_t *h, uint32_t want, int ms, void *body, uint64_t blen,
+                             na_err_t *err)
 {
     if (h->dead || h->pid <= 0)
         return hw_dead(h, 0, err);
@@ -92,16 +96,18 @@ static na_status_t hw_answer(h5w_t *h, uint32_t want, int ms, na_err_t *err)
         return hw_dead(h, 1, err);
     if (r < 0 || na_h5p_recv_all(h->sock, &hd, sizeof hd) != 0)
         return hw_dead(h, 0, err);
+    if (hd.type == want) {
+        if (hd.len != blen || (blen && na_h5p_recv_all(h->sock, body, blen) != 0))
+            return hw_dead(h, 0, err);
+        return NA_OK;
+    }
     char msg[512];
     if (hd.len >= sizeof msg || na_h5p_recv_all(h->sock, msg, hd.len) != 0)
         return hw_dead(h, 0, err);
     msg[hd.len] = '\0';
     if (hd.type == H5P_FAIL)
         return na_err_set(err, hd.status ? (na_status_t)hd.status : NA_E_WRITE, "%s", msg);
-    if (hd.type != want)
-        return na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 writer",
-                          hd.type);
-    return NA_OK;
+    return na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 writer", hd.type);
 }
 
 /* Send the whole elements waiting in the mapping (all: every byte must
@@ -117,7 +123,7 @@ static na_status_t hw_flush(h5w_t *h, int all, na_err_t *err)
     h5w_write_t rq = {cur, h->first, whole};
     if (na_h5p_send(h->sock, H5W_WRITE, 0, &rq, sizeof rq, NULL, 0) != 0)
         return hw_dead(h, 0, err);
-    na_status_t st = hw_answer(h, H5W_ACK, h->timeout_ms, err);
+    na_status_t st = hw_answer(h, H5W_ACK, h->timeout_ms, NULL, 0, err);
     if (st != NA_OK)
         return st;
     h->first += whole;
@@ -203,7 +209,7 @@ static na_status_t hw_finish(na_writer_t *w, na_err_t *err)
     free(pl);
     if (sent != 0)
         return hw_dead(h, 0, err);
-    na_status_t st = hw_answer(h, H5W_DONE, h->timeout_ms, err);
+    na_status_t st = hw_answer(h, H5W_DONE, h->timeout_ms, NULL, 0, err);
     if (st != NA_OK)
         return st;
     /* The file is closed: the child's exit status is the last word. */
@@ -236,6 +242,7 @@ static void hw_free(na_writer_t *w)
     free(h->mkey);
     free(h->mval);
     free(h->esize);
+    free(h->unit);
     free(h->dead);
     na_writer_base_free(w);
     free(h);
@@ -258,8 +265,9 @@ static na_status_t hw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
     h->job = (h5w_job_t){o->input, o->path, t, n, H5W_SHM};
     na_status_t st = na_writer_base_init(&h->base, fd, t, n, err);
     h->esize = calloc(n ? n : 1, sizeof *h->esize);
+    h->unit = calloc(n ? n : 1, sizeof *h->unit);
     h->base.copies = calloc(n ? n : 1, 1);
-    if (st == NA_OK && (!h->esize || !h->base.copies))
+    if (st == NA_OK && (!h->esize || !h->unit || !h->base.copies))
         st = na_err_set(err, NA_E_NOMEM, "out of memory");
     for (size_t i = 0; st == NA_OK && i < n; i++) {
         h->esize[i] = na_dtype_bits(t[i].dtype) / 8;
@@ -285,7 +293,15 @@ static na_status_t hw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
         ready_ms = ms < 2e9 ? (int)ms : -1;
     }
     if (st == NA_OK)
-        st = hw_answer(h, H5W_READY, ready_ms, err);
+        st = hw_answer(h, H5W_READY, ready_ms, h->unit, n * sizeof *h->unit, err);
+    for (size_t i = 0; st == NA_OK && i < n; i++) {
+        uint64_t ub = (uint64_t)h->esize[i] * h->unit[i]; /* one dataset element */
+        if (h->unit[i] == 0 || ub > H5W_SHM)
+            st = na_err_set(err, NA_E_UNSUPPORTED, "%s: elements of %llu bytes exceed the "
+                            "writer's 32 MiB window", t[i].name, (unsigned long long)ub);
+        else
+            h->esize[i] = (uint32_t)ub;
+    }
     if (st != NA_OK) {
         hw_free(&h->base);
         return st;

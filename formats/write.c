@@ -135,12 +135,13 @@ na_status_t na_writer_flush(na_writer_t *w, na_err_t *err)
 na_status_t na_writer_put(na_writer_t *w, const void *buf, size_t len, na_err_t *err)
 {
     const uint8_t *p = buf;
-    /* A large piece with the buffer empty goes to write(2) as it is, not
-     * copied through the buffer (the clean write pass hands over whole
-     * chunks of cleaned values, tens of MiB). */
-    if (w->used == 0 && len >= NA_WBUF)
-        return write_all(w, p, len, err);
     while (len) {
+        /* Once the buffer is empty, the rest of a large piece goes to
+         * write(2) as it is, not copied through the buffer (the clean
+         * write pass hands over whole chunks of cleaned values, tens of
+         * MiB). */
+        if (w->used == 0 && len >= NA_WBUF)
+            return write_all(w, p, len, err);
         size_t room = NA_WBUF - w->used, k = len < room ? len : room;
         memcpy(w->buf + w->used, p, k);
         w->used += k;

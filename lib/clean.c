@@ -105,6 +105,43 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
     return NA_OK;
 }
 
+/* Bits set among the even positions 0, 2, 4, .. of m (a SWAR count: the
+ * default x86-64 target has no POPCNT, and __builtin_popcount becomes a
+ * libgcc call). */
+static inline uint64_t count_even(uint64_t m)
+{
+    m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
+    m = (m + (m >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (m * 0x0101010101010101ull) >> 56;
+}
+
+/* Rows in states 1, 2 and 3 among the 2-bit states of bytes p[0..nb):
+ * lo/hi hold bit 0/1 of each state, so lo & ~hi marks the 1s, hi & ~lo
+ * the 2s, lo & hi the 3s (states past the last row are 0). */
+static void count_states(const uint8_t *p, uint64_t nb, uint64_t c[4])
+{
+    const uint64_t E = 0x5555555555555555ull;
+    uint64_t c1 = 0, c2 = 0, c3 = 0, q = 0;
+    for (; q + 8 <= nb; q += 8) {
+        uint64_t v;
+        memcpy(&v, p + q, 8);
+        uint64_t lo = v & E, hi = (v >> 1) & E;
+        c1 += count_even(lo & ~hi);
+        c2 += count_even(hi & ~lo);
+        c3 += count_even(lo & hi);
+    }
+    for (; q < nb; q++) {
+        uint64_t v = p[q], lo = v & E, hi = (v >> 1) & E;
+        c1 += count_even(lo & ~hi);
+        c2 += count_even(hi & ~lo);
+        c3 += count_even(lo & hi);
+    }
+    c[0] = 0;
+    c[1] = c1;
+    c[2] = c2;
+    c[3] = c3;
+}
+
 /* ------------------------------------------------------------------ */
 /* Reading rows                                                        */
 /* ------------------------------------------------------------------ */
@@ -341,7 +378,7 @@ static inline double step3(const na_clean_opts_t *o, const na_clean_feat_t *F, d
  * changing a bit, and the result depends only on the block - not on the
  * thread count, the ISA or the compiler's choice (a single running sum
  * would be a 4-cycle dependency chain per element). Non-finite values
- * are counted in a scalar loop that runs only when there are some. */
+ * are counted in a second loop that runs only when there are some. */
 #define NA_CLEAN_LANES 4
 typedef double v4d_t __attribute__((vector_size(32)));   /* GCC and clang */
 typedef long long v4l_t __attribute__((vector_size(32))); /* its compare masks */
@@ -629,17 +666,14 @@ static void tile_unpack(const na_clean_tensor_t *ct, uint8_t *rs, uint64_t r0, u
         rs[i] = (uint8_t)na_clean_row(ct, r0 + i);
 }
 
-/* Rows in state 0 among rows r0..r0+n-1 (r0 a multiple of 4): a byte
- * holds 4 states, (v | v >> 1) & 0x55 has one bit per nonzero state. */
+/* Rows in state 0 among rows r0..r0+n-1 (r0 a multiple of 4). */
 static uint64_t count_kept(const na_clean_tensor_t *ct, uint64_t r0, uint64_t n)
 {
-    const uint8_t *p = ct->row_state + r0 / 4;
-    uint64_t gone = 0, i = 0;
-    for (; i + 4 <= n; i += 4)
-        gone += (uint64_t)__builtin_popcount((unsigned)(p[i / 4] | p[i / 4] >> 1) & 0x55u);
-    for (; i < n; i++)
+    uint64_t c[4], gone = 0;
+    count_states(ct->row_state + r0 / 4, n / 4, c);
+    for (uint64_t i = n / 4 * 4; i < n; i++)
         gone += na_clean_row(ct, r0 + i) != 0;
-    return n - gone;
+    return n - gone - c[1] - c[2] - c[3];
 }
 
 /* Rows per chunk of the width-1 path (run_tiles), which keeps no chunk
@@ -1054,20 +1088,12 @@ static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
     free(ct->drop_idx);
     ct->drop_idx = cap ? malloc(cap * sizeof *ct->drop_idx) : NULL;
     ct->n_drop_idx = 0;
-    /* Counts a byte (4 rows) at a time: lo/hi hold bit 0/1 of each 2-bit
-     * state, so lo & ~hi marks the 1s, hi & ~lo the 2s, lo & hi the 3s
-     * (the bits past the last row are 0); the first indices in a loop that
-     * stops early. */
-    uint64_t c1 = 0, c2 = 0, c3 = 0;
-    for (uint64_t q = 0; q < (ct->rows + 3) / 4; q++) {
-        unsigned v = ct->row_state[q], lo = v & 0x55u, hi = (v >> 1) & 0x55u;
-        c1 += (uint64_t)__builtin_popcount(lo & ~hi);
-        c2 += (uint64_t)__builtin_popcount(hi & ~lo);
-        c3 += (uint64_t)__builtin_popcount(lo & hi);
-    }
-    ct->dropped_nf = c1;
-    ct->dropped_out = c2;
-    ct->dropped_joint = c3;
+    /* the first indices in a loop that stops early */
+    uint64_t c[4];
+    count_states(ct->row_state, (ct->rows + 3) / 4, c);
+    ct->dropped_nf = c[1];
+    ct->dropped_out = c[2];
+    ct->dropped_joint = c[3];
     for (uint64_t r = 0; ct->drop_idx && ct->n_drop_idx < cap && r < ct->rows; r++)
         if (na_clean_row(ct, r))
             ct->drop_idx[ct->n_drop_idx++] = r;
@@ -1097,12 +1123,9 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
         na_stats_init(&F.s2[f]);
     }
     int nf_drop = o->nonfinite == NA_NF_DROP;
-    uint64_t joint = 0; /* rows in state 3: both bits set (record_drops) */
-    for (uint64_t q = 0; q < (ct->rows + 3) / 4; q++) {
-        unsigned v = ct->row_state[q];
-        joint += (uint64_t)__builtin_popcount(v & (v >> 1) & 0x55u);
-    }
-    F.joint = joint;
+    uint64_t states[4];
+    count_states(ct->row_state, (ct->rows + 3) / 4, states);
+    F.joint = states[NA_CLEAN_ROW_JOINT];
     /* Pass A. With fixed parameters the passthrough features are known;
      * otherwise we assume none and check afterwards. */
     F.with_before = 1;

@@ -194,8 +194,13 @@ static int print_problems(FILE *out, const na_file_report_t *f, int color)
             int err = e->status == NA_TS_ERROR;
             fprintf(out, "  %s%s:%s ", color ? (err ? C_RED : C_YEL) : "",
                     err ? "error" : "skipped", color ? C_OFF : "");
-            if (put_escaped(out, e->name) < 0 || fputs(": ", out) < 0 ||
-                put_escaped(out, e->reason ? e->reason : "") < 0)
+            /* A reader's message often names the tensor already (it is
+             * also the stderr line, "nanaudit: FILE: NAME: problem"). */
+            const char *why = e->reason ? e->reason : "";
+            size_t nl = strlen(e->name);
+            int named = !strncmp(why, e->name, nl) && why[nl] == ':' && why[nl + 1] == ' ';
+            if ((!named && (put_escaped(out, e->name) < 0 || fputs(": ", out) < 0)) ||
+                put_escaped(out, why) < 0)
                 return -1;
             fputc('\n', out);
         }

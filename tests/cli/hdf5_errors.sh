@@ -50,6 +50,9 @@ expect_stderr_contains "/dset_btree: libhdf5 did not answer within 0.5 s (--hdf5
 # a filter libhdf5 does not have: named, exit 3, other datasets audited
 expect_exit 3 "$NANAUDIT" scan "$H/hdfgroup-h5ex_d_zstd.h5"
 expect_stderr_contains "/DS1: HDF5 filter 32015 (zstd) is not available in this libhdf5 (plugins are searched in HDF5_PLUGIN_PATH)"
+# the text report names the dataset once (the message already starts with it)
+expect_stdout_contains "  error: /DS1: HDF5 filter 32015 (zstd) is not available"
+expect_stdout_lacks "/DS1: /DS1:"
 expect_exit 3 "$NANAUDIT" scan --format json "$H/hdfgroup-tfilters.h5"
 cp "$T/stdout" "$T/filters.json"
 expect_json "$T/filters.json" \

@@ -24,7 +24,9 @@ checked against the input as h5py reads it:
     drops the same rows from the records; a drop that would leave a field
     behind is refused (exit 2) naming the dataset;
   - a dataset whose filter nanaudit's libhdf5 lacks (LZF) is copied with
-    its stored chunks; a 0-row result is a valid dataset; the root gets a "nanaudit"
+    its stored chunks; a CF _FillValue does not upset the verification;
+    array datatypes are written back; the root's creation order and a
+    user block are kept; a 0-row result is a valid dataset; the root gets a "nanaudit"
     attribute whose input_sha256 is hashlib's; `nanaudit scan` reads the
     output (exit 0, the counts h5py gives).
 Run: NANAUDIT=build/nanaudit .venv/bin/python tests/conformance/test_clean_hdf5.py
@@ -276,6 +278,79 @@ def test_missing_filter():
               np.array_equal(b["a"][:], np.arange(10.0) / 9.0))
 
 
+def test_fill_value_attribute():
+    """A CF _FillValue attribute: scan counts such values as missing, clean
+    transforms them like any value; the verification re-scan of the copy
+    must count them the same way (a netCDF-4 int16 variable)."""
+    v = np.array([-1, 4, 8, -1, 12, 16], dtype=np.int16)
+    src, out = path("fv.h5"), path("fv.clean.h5")
+    with h5py.File(src, "w") as f:
+        d = f.create_dataset("ht", data=v, chunks=(3,), fillvalue=np.int16(-1))
+        d.attrs["_FillValue"] = np.int16(-1)
+    clean([src, "--normalize", "minmax", "-o", out])
+    with h5py.File(out) as f:
+        ref = ((v - v.min()) / (v.max() - v.min())).astype(np.float32)
+        check("_FillValue: transformed like any value", np.array_equal(f["ht"][:], ref),
+              str(f["ht"][:]))
+        check("_FillValue: attribute and fill value kept", f["ht"].attrs["_FillValue"] == -1 and
+              f["ht"].fillvalue == -1.0, str(f["ht"].fillvalue))
+
+
+def test_array_types():
+    """Array-typed elements (HDF5 array datatypes: extra trailing
+    dimensions of the tensor) are written back, also as a compound member
+    whose integers become F32 with --normalize."""
+    rng = np.random.default_rng(9)
+    a = rng.normal(size=(50, 2, 3))
+    rec = np.zeros(40, dtype=[("v", "<i2", (4,)), ("w", "<f8")])
+    rec["v"] = rng.integers(0, 100, size=(40, 4))
+    rec["w"] = rng.normal(size=40)
+    src, out = path("arr.h5"), path("arr.clean.h5")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("a", shape=(50,), dtype=np.dtype((np.float64, (2, 3))))
+        f["a"][...] = a
+        f.create_dataset("rec", data=rec, chunks=(16,))
+    clean([src, "--normalize", "minmax", "-o", out])
+    with h5py.File(out) as f:
+        x = a.reshape(50, -1)
+        ref = ((x - x.min(0)) / (x.max(0) - x.min(0))).reshape(50, 2, 3)
+        check("array type: dtype kept", f["a"].dtype == np.dtype((np.float64, (2, 3))))
+        check("array type: values", np.max(np.abs(f["a"][:] - ref)) <= 1e-15)
+        v = rec["v"].astype(np.float64)
+        vref = ((v - v.min(0)) / (v.max(0) - v.min(0))).astype(np.float32)
+        got = f["rec"][:]
+        check("array member: integers became F32 arrays",
+              f["rec"].dtype == np.dtype([("v", "<f4", (4,)), ("w", "<f8")]), str(f["rec"].dtype))
+        check("array member: values", np.array_equal(got["v"], vref))
+
+
+def test_root_creation_order():
+    """A file whose root tracks creation order (h5py track_order=True, as
+    netCDF-4 files do): links and attributes keep that order; a user block
+    (bytes before the HDF5 superblock) is copied."""
+    src, out = path("rootorder.h5"), path("rootorder.clean.h5")
+    with h5py.File(src, "w", track_order=True) as f:
+        for name in ("zz", "aa", "mm"):
+            f[name] = np.arange(3.0)
+            f.attrs[name] = 1
+    clean([src, "--normalize", "minmax", "--allow-misaligned", "-o", out])
+    ub_src, ub_out = path("ub.h5"), path("ub.clean.h5")
+    with h5py.File(ub_src, "w", userblock_size=512) as f:
+        f["v"] = np.arange(4.0)
+    with open(ub_src, "r+b") as fh:
+        fh.write(b"user block text " * 32)
+    clean([ub_src, "--normalize", "minmax", "-o", ub_out])
+    with open(ub_src, "rb") as a, open(ub_out, "rb") as b:
+        check("user block copied", a.read(512) == b.read(512))
+    with h5py.File(ub_out) as f:
+        check("user block size kept", f.userblock_size == 512 and
+              np.array_equal(f["v"][:], np.arange(4.0) / 3.0))
+    with h5py.File(out) as f:
+        check("root: link creation order", list(f) == ["zz", "aa", "mm"], str(list(f)))
+        check("root: attribute creation order, nanaudit last",
+              list(f.attrs) == ["zz", "aa", "mm", "nanaudit"], str(list(f.attrs)))
+
+
 def test_empty_result():
     """Every row has a NaN in one of two features: all rows go, a valid
     0-row dataset remains."""
@@ -359,7 +434,8 @@ def test_compound():
 
 def main():
     for t in (test_round_trip, test_seed_example, test_chunk_shrink_and_dtypes,
-              test_missing_filter, test_empty_result, test_compound):
+              test_missing_filter, test_fill_value_attribute, test_array_types,
+              test_root_creation_order, test_empty_result, test_compound):
         try:
             t()
         except AssertionError as e:

@@ -15,7 +15,8 @@ unallocated element counted, locations before and after written chunks),
 fill time "never" and an undefined fill value (both read as 0, what h5py
 shows), a _FillValue attribute equal to the fill value (counted missing),
 2-D datasets with partially covered edge chunks, a fill value that is
-itself a z-score outlier (pass 2 counts it arithmetically), and the
+itself a z-score outlier (pass 2 counts it arithmetically), more than
+1024 chunks written (read as before), and the
 --range / --max-abs / --cast-check interval counts over the fill value.
 
 Run: NANAUDIT=build/nanaudit .venv/bin/python tests/conformance/test_hdf5_sparse.py
@@ -116,6 +117,20 @@ def write_cases(p):
                              fillvalue=-999.0)
         d[25000:50000] = rng.standard_normal(25000)
         d.attrs["_FillValue"] = np.float32(-999.0)
+        # more than 1024 chunks written: no fill runs (the child lists up to
+        # 1024 allocated chunks), every window is read, same numbers
+        d = f.create_dataset("many", shape=(3000 * 512,), chunks=(512,), dtype="<f4",
+                             fillvalue=-1.5)
+        x = rng.standard_normal(3000 * 512).astype("<f4")
+        for k in range(2400):
+            if k % 3:
+                d[k * 512:(k + 1) * 512] = x[k * 512:(k + 1) * 512]
+        d = f.create_dataset("many_rows", shape=(4000, 33), chunks=(2, 33), dtype="<f8",
+                             fillvalue=4.0)
+        d[0:2200] = rng.standard_normal((2200, 33))
+        d = f.create_dataset("many_tiles", shape=(400, 400), chunks=(10, 10), dtype="<i4",
+                             fillvalue=9)
+        d[0:275] = rng.integers(-50, 50, (275, 400))
         # a fill value that is an outlier: 1 of 100 chunks unwritten, fill
         # 1000 lies beyond mean +- 6 std; all 16384 of its elements count
         d = f.create_dataset("fill_outlier", shape=(100 * 16384,), chunks=(16384,),
@@ -197,6 +212,7 @@ def main():
             # exact counts that say the fill value was counted, not skipped
             want = {"/nanfill": ("nan", 400_000 - 16384), "/neginf": ("neg_inf", 180000),
                     "/cf": ("missing", 225_000), "/int16": ("finite", 360_000),
+                    "/many_rows": ("unallocated_chunks", 900),
                     "/fill_outlier": ("outliers", 16384)}
             for name, (key, n) in want.items():
                 v = ts[name][key]["count"] if key == "outliers" else ts[name][key]

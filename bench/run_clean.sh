@@ -78,5 +78,6 @@ t = json.load(open(sys.argv[1]))["tensors"][0]
 print("# passes over the data: %d + 1 verification; dropped %d samples" %
       (t["passes"], t["samples_dropped"]["total"]))' "$DIR/clean.json"
 /usr/bin/time -f "# peak RSS of nanaudit clean: %M KiB" "${CLEAN[@]}" --no-fsync >/dev/null || true
-echo "# 30 % of mmap_sum: $(echo "$sum_s / 0.3" | bc -l | cut -c1-6) s wall; load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-rm -f "$DIR/clean.out"
+echo "# 30 % of mmap_sum: $(awk -v s="$sum_s" 'BEGIN { printf "%.2f", s / 0.3 }') s wall;" \
+     "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+rm -f "$DIR/clean.out" "$DIR/time.txt"

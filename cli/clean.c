@@ -196,15 +196,12 @@ static int settle_options(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
     const char *fmt = na_input_format(c->in);
-    int weights = !strcmp(fmt, "safetensors") || !strcmp(fmt, "torch");
+    int weights = !strcmp(fmt, "safetensors") || !strcmp(fmt, "pytorch"); /* torch.c's name */
     c->samples = co->samples == CLI_AUTO ? !weights : co->samples == CLI_ON;
     c->eng = co->eng;
     c->eng.samples = c->samples;
     c->eng.max_locations = c->o->max_locations;
-    if (c->o->zscore_given) {
-        if (co->method_given || c->o->zscore <= 0)
-            return cli_usage(CLI_CLEAN, co->method_given ? "give one of --zscore and --mad"
-                                                         : "--zscore needs K > 0");
+    if (c->o->zscore_given) { /* its usage errors: early_usage */
         c->eng.method = NA_OM_ZSCORE;
         c->eng.k = c->o->zscore;
     }
@@ -225,7 +222,19 @@ static int settle_options(crun_t *c)
     if (co->n_together && !c->samples)
         return cli_usage(CLI_CLEAN, "--together needs --samples (%s tensors are weights, "
                          "without a sample axis)", fmt);
-    if (co->range_given && c->eng.normalize != NA_NORM_MINMAX)
+    return 0;
+}
+
+/* Usage errors that do not depend on the input's format: decided before
+ * the input is opened (exit 2 whatever the input is). */
+static int early_usage(const cli_opts_t *o)
+{
+    const cli_clean_opts_t *co = &o->clean;
+    if (o->zscore_given && co->method_given)
+        return cli_usage(CLI_CLEAN, "give one of --zscore and --mad");
+    if (o->zscore_given && o->zscore <= 0)
+        return cli_usage(CLI_CLEAN, "--zscore needs K > 0");
+    if (co->range_given && co->eng.normalize != NA_NORM_MINMAX)
         return cli_usage(CLI_CLEAN, "--feature-range needs --normalize minmax");
     return 0;
 }
@@ -234,11 +243,26 @@ static int settle_options(crun_t *c)
 static int check_output(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
-    if (co->dry_run)
-        return 0;
+    const char *in[1] = {c->r.input};
+    const char *out = co->dry_run ? NULL : co->output;
+    int rc = early_usage(c->o);
+    if (rc)
+        return rc;
+    /* --report and --save-params first: neither may replace the input or
+     * the output, and both must be writable before any work is done. */
+    if (c->o->report)
+        rc = cli_check_side_output(c->o->report, "--report", in, 1, out, 1);
+    if (!rc && co->save_params)
+        rc = cli_check_side_output(co->save_params, "--save-params", in, 1, out, 1);
+    if (!rc && c->o->report && co->save_params && cli_same_path(c->o->report, co->save_params)) {
+        cli_error(co->save_params, "--save-params and --report name the same file");
+        rc = 2;
+    }
+    if (rc || co->dry_run)
+        return rc;
     if (!co->output)
         return cli_usage(CLI_CLEAN, "-o FILE is required (or --dry-run)");
-    struct stat si, so;
+    struct stat si, so, sl;
     if (stat(c->r.input, &si) != 0)
         return 0; /* the open reports it */
     if (stat(co->output, &so) == 0) {
@@ -251,15 +275,59 @@ static int check_output(crun_t *c)
             cli_error(co->output, "is a directory; -o takes a file name");
             return 2;
         }
-        if (!co->force) {
-            cli_error(co->output, "exists; use --force to replace it");
+        /* rename(2) would replace a device node or FIFO with a file */
+        if (!S_ISREG(so.st_mode)) {
+            cli_error(co->output, "is not a regular file (a device, FIFO or socket); -o takes "
+                      "a file name");
             return 2;
         }
+    }
+    if (lstat(co->output, &sl) == 0 && !co->force) {
+        cli_error(co->output, "exists%s; use --force to replace it",
+                  S_ISLNK(sl.st_mode) ? " (a symbolic link)" : "");
+        return 2;
     }
     return 0;
 }
 
 /* Per entry: select, prepare, fit. Returns the exit code so far. */
+/* A tensor with CF missing-value markers (_FillValue, missing_value:
+ * formats/hdf5.c, --missing auto) that holds any: the transforms have no
+ * notion of missing data, so they would take -999 for a value (into the
+ * statistics, then normalised or clipped). Refused with the ways out
+ * until clean learns to pass missing values through. 1 after the message
+ * (also on a read error, which the scan reports), 0 when none is present. */
+static int refuse_missing(crun_t *c, const na_tensor_t *t)
+{
+    na_scan_opts_t so;
+    na_scan_opts_init(&so);
+    so.zscore = 0;
+    so.max_locations = 0;
+    so.threads = c->o->threads;
+    na_result_t res;
+    na_err_t err = {{0}};
+    na_status_t st = na_scan_tensor(t, &so, &res, &err);
+    if (st != NA_OK) {
+        cli_error(c->r.input, "%s: %s", t->name, err.msg[0] ? err.msg : na_status_str(st));
+        return 1;
+    }
+    uint64_t m = res.st.missing;
+    na_result_free(&res);
+    if (m == 0)
+        return 0;
+    char marks[64];
+    if (t->n_missing > 1)
+        snprintf(marks, sizeof marks, "%.17g or %.17g", t->missing[0], t->missing[1]);
+    else
+        snprintf(marks, sizeof marks, "%.17g", t->missing[0]);
+    cli_error(c->r.input, "%s: %llu value%s %s the missing-value marker %s (_FillValue or "
+              "missing_value); clean cannot tell missing data from values yet: use --exclude "
+              "'%s' to copy it unchanged, or --missing none to clean the markers as values",
+              t->name, (unsigned long long)m, m == 1 ? "" : "s", m == 1 ? "equals" : "equal",
+              marks, t->name);
+    return 1;
+}
+
 static int fit_all(crun_t *c)
 {
     int rc = 0;
@@ -289,6 +357,20 @@ static int fit_all(crun_t *c)
                 snprintf(e->reason, sizeof e->reason, "%s", err.msg);
             else
                 snprintf(e->reason, sizeof e->reason, "not selected");
+            if (e->dtype == NA_DT_INVALID && strcmp(c->r.format, "hdf5")) {
+                /* No dtype to write it with (only HDF5 copies by H5Ocopy):
+                 * .npy object or string arrays. */
+                e->status = "error";
+                cli_error(c->r.input, "%s: %s; clean can neither clean nor copy it, nothing written",
+                          e->name, e->reason);
+                rc = cli_exit_merge(rc, 3);
+            }
+            continue;
+        }
+        if (t.n_missing > 0 && refuse_missing(c, &t)) {
+            e->status = "error";
+            snprintf(e->reason, sizeof e->reason, "holds missing-value markers");
+            rc = cli_exit_merge(rc, 2);
             continue;
         }
         st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
@@ -688,7 +770,8 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
         int same = a->finite == p->finite && a->nan == p->nan && a->pos_inf == p->pos_inf &&
                    a->neg_inf == p->neg_inf &&
                    (a->finite == 0 || (a->min == p->min && a->max == p->max &&
-                                       fabs(a->mean - p->mean) <= tol));
+                                       (a->mean == p->mean || /* both inf: overflowed sums */
+                                        fabs(a->mean - p->mean) <= tol)));
         na_result_free(&res);
         if (!same)
             st = na_err_set(err, NA_E_WRITE, "verification: tensor '%s' statistics differ from "
@@ -854,6 +937,38 @@ static int write_output(crun_t *c)
     return st == NA_OK ? 0 : cli_exit_for_status(st == NA_E_WRITE ? NA_E_WRITE : st);
 }
 
+static na_status_t discard(void *ud, const void *buf, size_t len, na_err_t *err)
+{
+    (void)ud, (void)buf, (void)len, (void)err;
+    return NA_OK;
+}
+
+/* --dry-run: the write pass without a file, so that the report has what
+ * a real run would (values replaced and clipped, statistics after,
+ * overflow). One more read of each cleaned tensor. 0, or -1 after an
+ * error message (a read error: exit 3). */
+static int dry_emit(crun_t *c)
+{
+    for (size_t i = 0; i < c->r.n; i++) {
+        cli_clean_entry_t *e = &c->r.e[i];
+        if (!e->cleaned || e->ct.rows == 0)
+            continue;
+        na_tensor_t t;
+        na_err_t err = {{0}};
+        na_status_t st = na_input_tensor(c->in, i, &t, &err);
+        if (st == NA_OK)
+            st = na_clean_emit(&t, &c->eng, &e->ct, discard, NULL, &err);
+        if (st != NA_OK) {
+            cli_error(c->r.input, "%s", err.msg[0] ? err.msg : na_status_str(st));
+            return -1;
+        }
+        e->emitted = 1;
+        if (e->ct.overflow)
+            warn(e, (unsigned long long)e->ct.overflow, "value(s) would overflow the output dtype");
+    }
+    return 0;
+}
+
 static void build_cmdline(crun_t *c)
 {
     /* The command as given, arguments separated by spaces. */
@@ -872,11 +987,12 @@ static int finish(crun_t *c, int rc)
 {
     c->r.exit_code = rc;
     const cli_opts_t *o = c->o;
-    if (o->json)
+    int usage = rc == 2 && c->r.n == 0; /* a usage error before any work: its message only */
+    if (!usage && o->json)
         cli_clean_report_json(&c->r, stdout);
-    else
+    else if (!usage)
         cli_clean_report_text(&c->r, o->quiet, stdout);
-    if (o->report) {
+    if (o->report && !usage) {
         FILE *f = fopen(o->report, "w");
         if (!f || cli_clean_report_json(&c->r, f) != 0) {
             cli_error(o->report, "cannot write the report: %s", strerror(errno));
@@ -959,6 +1075,8 @@ int cli_clean(const cli_opts_t *o)
         rc = cli_exit_merge(rc, w);
         if (w)
             return finish(&c, rc);
+    } else if (dry_emit(&c) != 0) {
+        return finish(&c, cli_exit_merge(rc, 3));
     }
     /* NaN or Inf left in a cleaned tensor is a finding of scan's default
      * policy: exit 1 (issue 4, "Exit codes"). */

@@ -69,6 +69,47 @@ int cli_params_save(json_t *root, const char *path)
                                           JSON_REAL_PRECISION(17));
 }
 
+/* Feature j's value of field i, NaN for null (a statistic not defined). */
+static double value_at(json_t *e, int i, size_t j)
+{
+    json_t *v = json_array_get(json_object_get(e, fields[i]), j);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Values no --save-params writes and no step can use (a hand-edited or
+ * corrupt file): a negative scale, MeanAD or n_std (a std or MAD is >= 0,
+ * and each divides x - center), n_std 0 for a feature that is not
+ * constant (n_min < n_max: step 3 would divide by 0, clean.c maps only a
+ * constant feature to 0), lo_bound > hi_bound or n_min > n_max (clip and
+ * minmax need an interval). jansson itself refuses 1e999 ("real number
+ * overflow") and NaN/Infinity are not JSON, so every number is finite.
+ * Zero scale and MeanAD stay valid: a constant feature saves them, and
+ * the outlier step then flags nothing (--help). 0 or -1 with why. */
+static int check_values(const char *name, json_t *e, size_t nf, char *why, size_t cap)
+{
+    enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN, N_MAX, N_MEAN, N_STD };
+    for (size_t j = 0; j < nf; j++) {
+        for (int i = 0; i < NFIELDS; i++) {
+            double v = value_at(e, i, j);
+            const char *rule = NULL;
+            if ((i == SCALE || i == MEANAD || i == N_STD) && v < 0)
+                rule = "is negative (a standard deviation or MAD is >= 0)";
+            else if (i == N_STD && v == 0 && value_at(e, N_MIN, j) < value_at(e, N_MAX, j))
+                rule = "is 0 while n_min < n_max (only a constant feature has std 0)";
+            else if (i == HI && value_at(e, LO, j) > v)
+                rule = "is below lo_bound";
+            else if (i == N_MAX && value_at(e, N_MIN, j) > v)
+                rule = "is below n_min";
+            if (rule) {
+                snprintf(why, cap, "tensor '%s': \"%s\"[%zu] = %.17g %s", name, fields[i], j, v,
+                         rule);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 json_t *cli_params_load(const char *path, char *why, size_t cap)
 {
     json_error_t je;
@@ -113,6 +154,8 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
         if (bad) {
             if (!json_is_array(pt) || json_array_size(pt) != nf)
                 snprintf(why, cap, "tensor '%s': \"passthrough\" must be %zu booleans", name, nf);
+        }
+        if (bad || check_values(name, e, nf, why, cap)) {
             json_decref(root);
             return NULL;
         }

@@ -195,7 +195,7 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
         na_escape_text(r->refused, nm, sizeof nm);
         fprintf(out, "refused: %s; nothing written\n", nm);
     } else if (r->dry_run) {
-        fputs("dry run: nothing written\n", out);
+        fputs("dry run: no output written\n", out);
     } else if (r->written) {
         na_escape_text(r->output, nm, sizeof nm);
         fprintf(out, "written: %s (verified)\n", nm);

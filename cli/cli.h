@@ -110,6 +110,17 @@ void cli_progress_init(cli_progress_t *p, int mode, uint64_t total_bytes);
 void cli_progress_add(void *ud, uint64_t bytes); /* na_scan_opts_t.progress */
 void cli_progress_end(cli_progress_t *p);
 
+/* paths.c: 1 when paths a and b name the same file (same st_dev/st_ino
+ * when both exist, else the same canonical path). */
+int cli_same_path(const char *a, const char *b);
+/* A file written besides -o (flag "--report", "--save-params"): 2 after a
+ * message when it names one of inputs[n_inputs] (regular files) or the
+ * -o output (NULL: none) or a directory; with `creatable`, 4 when it
+ * cannot be written or created (access(2), before any work: clean, whose
+ * output would otherwise be written first); 0 otherwise. */
+int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,
+                          size_t n_inputs, const char *output, int creatable);
+
 /* device.c: --device auto|cpu|cuda[:N] and the backend of each tensor. */
 enum { CLI_DEV_AUTO = 0, CLI_DEV_CPU, CLI_DEV_CUDA };
 typedef struct cli_device {
@@ -156,6 +167,9 @@ int cli_add_report(cli_opts_t *o, const char *path);
  * exit_code merged with 4 for each that could not be written. */
 int cli_gate_write_reports(const cli_opts_t *o, na_report_t *r, int exit_code);
 enum { CLI_RF_JSON = 0, CLI_RF_JUNIT, CLI_RF_MARKDOWN, CLI_RF_SARIF };
+/* CLI_RF_* of a --report path: by extension (.json, .xml, .md/.markdown,
+ * .sarif; ASCII case ignored), else --report-format (default JSON). */
+int cli_report_kind(const cli_opts_t *o, const char *path);
 /* The checks for tensor `name`: --policy defaults, the flags (with
  * --fail-on's mask), then the policy's matching rules. */
 void cli_gate_checks(const cli_opts_t *o, const char *name, na_checks_t *c);

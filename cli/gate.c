@@ -228,7 +228,7 @@ int cli_add_report(cli_opts_t *o, const char *path)
 
 /* Format of a --report path: its extension (ASCII case ignored), else
  * --report-format. */
-static int report_kind(const cli_opts_t *o, const char *path)
+int cli_report_kind(const cli_opts_t *o, const char *path)
 {
     static const struct { const char *ext; int kind; } ext[] = {
         {".json", CLI_RF_JSON}, {".xml", CLI_RF_JUNIT}, {".md", CLI_RF_MARKDOWN},
@@ -251,7 +251,7 @@ int cli_gate_write_reports(const cli_opts_t *o, na_report_t *r, int exit_code)
         FILE *fp = fopen(path, "w");
         na_status_t st = NA_E_WRITE;
         if (fp) {
-            switch (report_kind(o, path)) {
+            switch (cli_report_kind(o, path)) {
             case CLI_RF_JUNIT: st = na_report_write_junit(r, fp); break;
             case CLI_RF_MARKDOWN: st = na_report_write_markdown(r, fp); break;
             case CLI_RF_SARIF: st = na_report_write_sarif(r, fp); break;

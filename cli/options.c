@@ -102,6 +102,15 @@ static int set_report(cli_opts_t *o, const char *a, const char *n)
 {
     if (!*a)
         return BAD(o, n, a, "a file name");
+    /* clean writes one change report, always JSON (cli/clean_report.c):
+     * a second file or scan's XML/Markdown/SARIF names would be silently
+     * ignored or hold JSON, so both are usage errors. */
+    if (o->cmd == CLI_CLEAN && o->report)
+        return cli_usage(o->cmd, "--report given twice ('%s', '%s'): clean writes one JSON "
+                         "change report", o->report, a);
+    if (o->cmd == CLI_CLEAN && cli_report_kind(o, a) != CLI_RF_JSON)
+        return cli_usage(o->cmd, "--report %s: clean's change report is JSON only (.xml, .md "
+                         "and .sarif are scan's report formats)", a);
     o->report = a;
     return cli_add_report(o, a); /* scan: any number of them (gate.c) */
 }
@@ -247,10 +256,11 @@ static const cli_option_t opts[] = {
     {"output", 'o', "FILE", C, cli_set_output,
      "write the cleaned copy to FILE (required unless --dry-run)"},
     {"samples", 0, NULL, C, cli_set_samples,
-     "axis 0 is the sample axis: per-feature statistics, 'drop' allowed (default for raw "
-     "and HDF5)"},
+     "axis 0 is the sample axis: per-feature statistics, 'drop' allowed (default for raw, "
+     "HDF5 and NumPy)"},
     {"no-samples", 0, NULL, C, cli_set_no_samples,
-     "tensors are weights: one statistic per tensor, no 'drop' (default for safetensors)"},
+     "tensors are weights: one statistic per tensor, no 'drop' (default for safetensors "
+     "and PyTorch)"},
     {"global", 0, NULL, C, cli_set_global,
      "with --samples: one statistic per tensor instead of one per feature"},
     {"nonfinite", 0, "MODE", C, cli_set_nonfinite,
@@ -270,7 +280,7 @@ static const cli_option_t opts[] = {
     {"max-drop-fraction", 0, "F", C, cli_set_max_drop,
      "refuse to write (exit 1) when a step would drop more than this fraction of the "
      "samples (default 0.1)"},
-    {"dry-run", 0, NULL, C, cli_set_dry_run, "compute and report everything, write nothing"},
+    {"dry-run", 0, NULL, C, cli_set_dry_run, "compute and report everything a real run would, write no output file"},
     {"save-params", 0, "FILE", C, cli_set_save_params,
      "write every statistic used (per tensor, per feature) to FILE as JSON"},
     {"apply-params", 0, "FILE", C, cli_set_apply_params,
@@ -353,7 +363,7 @@ static const cli_option_t opts[] = {
     {"offset", 0, "BYTES", S | I | C, set_offset, "raw: skip BYTES at the start of each file"},
     {"length", 0, "BYTES", S | I | C, set_length,
      "raw: BYTES of data after --offset (default: up to the end of the file)"},
-    {"missing", 0, "MODE", S, set_missing,
+    {"missing", 0, "MODE", S | C, set_missing,
      "HDF5/netCDF: auto (default) counts finite values equal to a dataset's _FillValue or "
      "missing_value attribute as 'missing', outside the statistics; none ignores them"},
     {"attributes", 0, NULL, S, set_attributes,
@@ -374,6 +384,8 @@ static const struct {
     {"zscore", "outlier step: flag |x - mean| > K*std (ddof=0), K > 0; no outlier step "
                "without --zscore or --mad"},
     {"max-locations", "report the first N dropped sample indices per tensor (default 5)"},
+    {"report", "also write the change report to FILE (overwritten if it exists): given once, "
+               "always JSON (a .xml, .md or .sarif FILE is refused)"},
     {"hdf5-timeout", "HDF5: stop the libhdf5 reader or writer process when one answer takes "
                      "longer (default 60, 0 = no limit; the writer's copy of the input's "
                      "structure gets 1 s more per 20 MiB of input): exit 3 or 4"},

@@ -244,7 +244,11 @@ static void audit_all(scan_run_t *s)
     }
     finish_indexes(s);
     if (s->audited == 0 && s->exit_code < 3) {
-        cli_error(NULL, "nothing to audit: no supported data file in the input");
+        if (s->o->n_inputs == 1) /* name it: an empty or wrong directory */
+            cli_error(s->o->inputs[0], "nothing to audit: no supported data file");
+        else
+            cli_error(NULL, "nothing to audit: no supported data file in the %zu inputs",
+                      s->o->n_inputs);
         s->exit_code = cli_exit_merge(s->exit_code, 3);
     }
 }
@@ -301,6 +305,13 @@ int cli_scan(const cli_opts_t *o)
     int device;
     if (settle_mad(o, &device) != 0)
         return 2;
+    for (size_t k = 0; k < o->n_reports; k++) { /* before any work (paths.c) */
+        /* scan changes nothing: a report that cannot be written is exit
+         * 4 at the end, after the others (tests/cli/gate_reports.sh) */
+        int rc = cli_check_side_output(o->reports[k], "--report", o->inputs, o->n_inputs, NULL, 0);
+        if (rc)
+            return rc;
+    }
     if (cli_device_open(&s.dev, device, o->device_ordinal) != 0)
         return 4; /* --device cuda without a usable GPU: before any input */
     if (!(s.rep = na_report_new())) {

@@ -41,8 +41,8 @@ na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t 
     st = na_probe_check(&p, err);
     if (st == NA_OK && p.kind == NA_FILE_INDEX)
         st = na_err_set(err, NA_E_UNSUPPORTED,
-                        "sharded-checkpoint index: its shards are opened one by one "
-                        "(na_walk expands it)");
+                        "a sharded-checkpoint index, not a tensor file: give its shard "
+                        "files one by one (scan and info read the index itself)");
     if (st != NA_OK) {
         close(fd);
         return st;

@@ -368,6 +368,7 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
         break;
     }
     return na_err_set(err, NA_E_FORMAT,
-                      "unrecognised content (not safetensors, HDF5, zip, gzip, JSON or a Git "
-                      "LFS pointer; give --dtype to read raw data)");
+                      "unrecognised content (not safetensors, HDF5, NumPy .npy or .npz, PyTorch "
+                      "zip or pickle, gzip, netCDF-3, JSON or a Git LFS pointer; give --dtype to "
+                      "read raw data)");
 }

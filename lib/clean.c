@@ -288,6 +288,18 @@ static void apply_step1(const na_clean_opts_t *o, const na_clean_tensor_t *ct, d
         c->replaced_nf += replaced;
 }
 
+/* 1 when a value of the row may be a z-score outlier: |v - center| >
+ * k*std for some feature (pk: +Inf where nothing is flagged). Also 1
+ * for an infinite value, which the exact test then skips: a superset,
+ * tested in a loop that vectorises. */
+static inline int row_may_flag(const double *row, const double *pc, const double *pk, uint64_t w)
+{
+    int hit = 0;
+    for (uint64_t j = 0; j < w; j++)
+        hit |= fabs(row[j] - pc[j]) > pk[j];
+    return hit;
+}
+
 /* Apply step 2 in place. With drop, a row with a flagged value is marked
  * (state 2, unless mark is 0) and blanked. Returns rows newly flagged.
  * Rows are independent, so they are spread over threads (or, inside a
@@ -299,6 +311,17 @@ static uint64_t apply_step2(const na_clean_opts_t *o, na_clean_tensor_t *ct, dou
     uint64_t newly = 0, flagged = 0, clipped = 0, nanned = 0, repl = 0;
     if (o->method == NA_OM_NONE)
         return 0;
+    /* Rows of several values and --zscore: most rows have no outlier, and
+     * a vectorised test over the row (centers and bounds per position)
+     * lets them skip the exact test. Without memory for it, no skip. */
+    uint64_t w = ct->width;
+    double *pc = o->method == NA_OM_ZSCORE && w > 1 ? malloc((size_t)w * 2 * sizeof *pc) : NULL,
+           *pk = pc ? pc + w : NULL;
+    for (uint64_t j = 0; pc && j < w; j++) {
+        const na_clean_feat_t *F = feat_of(ct, j);
+        pc[j] = F->center;
+        pk[j] = F->passthrough || !(F->scale > 0) ? INFINITY : o->k * F->scale;
+    }
 /* Pieces of 1024 rows from r0 (a multiple of 4, chunk_rows): no two
  * threads share a byte of the 2-bit row states. */
 #pragma omp parallel for schedule(static, 1024) \
@@ -308,6 +331,8 @@ static uint64_t apply_step2(const na_clean_opts_t *o, na_clean_tensor_t *ct, dou
             continue;
         int row_flag = 0;
         double *row = &b[r * ct->width];
+        if (pc && !row_may_flag(row, pc, pk, w))
+            continue;
         for (uint64_t j = 0; j < ct->width; j++) {
             const na_clean_feat_t *F = feat_of(ct, j);
             double v = row[j];
@@ -340,6 +365,7 @@ static uint64_t apply_step2(const na_clean_opts_t *o, na_clean_tensor_t *ct, dou
                 row[j] = NAN;
         }
     }
+    free(pc);
     if (c) {
         c->flagged += flagged;
         c->clipped += clipped;
@@ -677,13 +703,18 @@ static uint64_t count_kept(const na_clean_tensor_t *ct, uint64_t r0, uint64_t n)
 }
 
 /* Rows per chunk of the width-1 path (run_tiles), which keeps no chunk
- * of doubles: a whole window, in whole blocks, so that the blocks (and
- * the statistics) do not depend on the window size. Fewer chunks mean
- * fewer OpenMP barriers and serial gaps (the read, the write). */
+ * of doubles: a window of input and of output values (and at least 4
+ * bytes a row: 16 Mi rows for the default 64 MiB), in whole blocks, so
+ * that the blocks (and the statistics) do not depend on the window size.
+ * Fewer chunks mean fewer OpenMP barriers and serial gaps (the read, the
+ * write). */
 static uint64_t tile_rows(const na_tensor_t *t, const na_clean_tensor_t *ct,
                           const na_clean_opts_t *o)
 {
-    uint64_t per = o->window_bytes / t->elem_stride / BLOCK * BLOCK;
+    uint64_t unit = t->elem_stride, osize = na_dtype_bits(ct->out_dtype) / 8;
+    unit = unit > osize ? unit : osize;
+    unit = unit > 4 ? unit : 4;
+    uint64_t per = o->window_bytes / unit / BLOCK * BLOCK;
     return ct->width == 1 && per ? per : chunk_rows(t, ct, o);
 }
 

@@ -49,7 +49,7 @@
  * least one row) decoded into doubles (8 bytes per element of it); for
  * width 1, two 16 Ki-element double buffers per thread instead. The
  * write pass adds one chunk of output values. Per feature one
- * na_clean_feat_t (~200 bytes) plus two na_stats_t, one byte per sample
+ * na_clean_feat_t (~200 bytes) plus two na_stats_t, 2 bits per sample
  * (which step dropped it), the --mad histograms above, and max_locations
  * dropped-sample indices. Never the whole tensor.
  */

@@ -5,7 +5,7 @@
  */
 #include "median.h"
 
-#include <math.h>   /* NAN, INFINITY */
+#include <math.h>   /* NAN, INFINITY, isfinite */
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* memset */
 
@@ -117,6 +117,18 @@ void na_med_next(na_med_t *m)
         radix_done(m);
 }
 
+/* The mean of the two middle values (numpy's median of an even count).
+ * numpy computes (lo + hi) / 2, which overflows to inf for two values
+ * above DBL_MAX / 2 (say DBL_MAX and 0.99 DBL_MAX) although their mean
+ * is finite; then lo / 2 + hi / 2 (exact unless a half is subnormal, and
+ * those sums never overflow). Every finite lo + hi keeps numpy's
+ * expression, so all other medians stay bit-identical to np.median. */
+double na_med_mid(double lo, double hi)
+{
+    double s = lo + hi;
+    return isfinite(s) ? s / 2 : lo / 2 + hi / 2;
+}
+
 void na_med_result(const na_med_t *m, double *out)
 {
     for (uint64_t f = 0; f < m->nfeat; f++) {
@@ -130,7 +142,7 @@ void na_med_result(const na_med_t *m, double *out)
             out[f] = lo;
         } else {
             double hi = m->le_count[f] > n / 2 ? lo : m->next_above[f];
-            out[f] = (lo + hi) / 2; /* numpy: mean of the two middle values */
+            out[f] = na_med_mid(lo, hi);
         }
     }
 }

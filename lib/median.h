@@ -97,6 +97,11 @@ static inline void na_med_add(na_med_t *m, uint64_t f, double v)
 /* End of a pass: fix the next digit (or the upper middle value). */
 void na_med_next(na_med_t *m);
 
+/* The mean of two middle values lo <= hi without overflow: numpy's
+ * (lo + hi) / 2 when that sum is finite, else lo / 2 + hi / 2 (finite
+ * for finite inputs, where numpy's gives inf). */
+double na_med_mid(double lo, double hi);
+
 /* The medians, numpy's definition (mean of the two middle values of an
  * even count); NaN for a feature with n[f] == 0. */
 void na_med_result(const na_med_t *m, double *out);

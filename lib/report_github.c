@@ -73,10 +73,12 @@ na_status_t na_report_write_github(const na_report_t *r, FILE *out)
         }
     }
     const na_summary_t *s = &r->summary;
-    fprintf(out, "::notice title=nanaudit::%llu files, %llu tensors: %llu NaN, %llu Inf, "
-            "%llu outliers, %llu errors; exit %d\n",
-            (unsigned long long)s->files, (unsigned long long)s->tensors,
+    fprintf(out, "::notice title=nanaudit::%llu file%s, %llu tensor%s: %llu NaN, %llu Inf, "
+            "%llu outlier%s, %llu error%s; exit %d\n",
+            (unsigned long long)s->files, s->files == 1 ? "" : "s",
+            (unsigned long long)s->tensors, s->tensors == 1 ? "" : "s",
             (unsigned long long)s->nan, (unsigned long long)(s->pos_inf + s->neg_inf),
-            (unsigned long long)s->outliers, (unsigned long long)s->errors, s->exit_code);
+            (unsigned long long)s->outliers, s->outliers == 1 ? "" : "s",
+            (unsigned long long)s->errors, s->errors == 1 ? "" : "s", s->exit_code);
     return ferror(out) ? NA_E_WRITE : NA_OK;
 }

@@ -48,16 +48,20 @@ touch notadir
 expect_exit 4 "$N" clean in.h5 -o notadir/x.h5 --normalize zscore
 expect_stderr_contains "nanaudit: notadir/x.h5: cannot create a temporary file in 'notadir': Not a directory"
 
-# libhdf5 hits a 64 KiB file-size limit (the output needs ~512 KiB)
-LAST_RC=0
-(ulimit -f 64; exec "$N" clean in.h5 -o out/big.h5 --normalize minmax) \
-    >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
-assert_eq "$LAST_RC" "4" "exit code under RLIMIT_FSIZE"
-expect_stderr_contains "nanaudit: out/big.h5: "
-expect_stderr_contains "; nothing written"
-assert_eq "$(wc -l <"$T/stderr")" "1" "one line of error"
-[ ! -e out/big.h5 ] || fail "partial output after a write error"
-no_tmp out "file-size limit"
+# libhdf5 hits a 64 KiB file-size limit (the output needs ~512 KiB).
+# Not in the ThreadSanitizer build: under `ulimit -f 64` any TSan + libomp
+# binary dies at start-up (see tests/cli/clean_safety.sh).
+if ! nm "$N" 2>/dev/null | grep -q '__tsan_init'; then
+    LAST_RC=0
+    (ulimit -f 64; exec "$N" clean in.h5 -o out/big.h5 --normalize minmax) \
+        >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
+    assert_eq "$LAST_RC" "4" "exit code under RLIMIT_FSIZE"
+    expect_stderr_contains "nanaudit: out/big.h5: "
+    expect_stderr_contains "; nothing written"
+    assert_eq "$(wc -l <"$T/stderr")" "1" "one line of error"
+    [ ! -e out/big.h5 ] || fail "partial output after a write error"
+    no_tmp out "file-size limit"
+fi
 
 # the writer's libhdf5 process crashes: one line, exit 4, nothing left
 expect_exit 4 env NANAUDIT_HDF5_WRITE_FAULT=segv "$N" clean in.h5 -o out/crash.h5 --normalize minmax

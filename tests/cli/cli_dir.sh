@@ -23,7 +23,7 @@ expect_stdout_lacks "skipped:"
 # only non-data files: nothing audited -> 3, the skipped files still listed
 rm "$T/d/sub/model.safetensors"
 expect_exit 3 "$NANAUDIT" scan --format json "$T/d"
-expect_stderr_contains "nanaudit: nothing to audit"
+expect_stderr_contains "nanaudit: $T/d: nothing to audit: no supported data file"
 cp "$T/stdout" "$T/none.json"
 expect_json "$T/none.json" 'len(j["skipped"])' '2'
 expect_json "$T/none.json" 'j["summary"]["exit_code"]' '3'

@@ -30,7 +30,7 @@ cp "$T/stdout" "$T/zn.json"
 expect_json "$T/zn.json" 'j["files"][0]["format"]' '"pytorch"'
 expect_json "$T/zn.json" 'j["files"][0]["tensors"]' '[]'
 expect_kind "$D/empty.bin" "empty file (0 bytes)"
-expect_kind "$D/unknown.bin" "unrecognised content (not safetensors, HDF5, zip, gzip, JSON"
+expect_kind "$D/unknown.bin" "unrecognised content (not safetensors, HDF5, NumPy .npy or .npz, PyTorch zip or pickle, gzip, netCDF-3, JSON or a Git LFS pointer; give --dtype to read raw data)"
 expect_kind "$D/config.json" 'JSON file without a "weight_map" (not a sharded-checkpoint index)'
 expect_kind "$D/json-brace-at-8.json" 'JSON file without a "weight_map"'
 expect_kind "$D/gzip-no-dtype.bin.gz" "gzip-compressed file: give --dtype to audit it as raw data"

@@ -37,5 +37,5 @@ head -1 "$T/a.md" | grep -qF '## nanaudit: FAILED (exit 1)' || fail "a.md headin
 # --format github: annotations only on stdout
 expect_exit 1 "$NANAUDIT" scan --format github "$F"
 assert_eq "$(cat "$T/stdout")" "::error file=$F,title=nanaudit nan%3A w::1 NaN value (first at [1])
-::notice title=nanaudit::1 files, 1 tensors: 1 NaN, 0 Inf, 0 outliers, 0 errors; exit 1" "github output"
+::notice title=nanaudit::1 file, 1 tensor: 1 NaN, 0 Inf, 0 outliers, 0 errors; exit 1" "github output"
 pass

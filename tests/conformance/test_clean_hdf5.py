@@ -279,15 +279,20 @@ def test_missing_filter():
 
 
 def test_fill_value_attribute():
-    """A CF _FillValue attribute: scan counts such values as missing, clean
-    transforms them like any value; the verification re-scan of the copy
-    must count them the same way (a netCDF-4 int16 variable)."""
+    """A CF _FillValue attribute: scan counts such values as missing; clean
+    refuses a dataset holding them (exit 2, tests/cli/clean_missing.sh)
+    unless --missing none, which transforms them like any value; the
+    verification re-scan of the copy must count them the same way (a
+    netCDF-4 int16 variable)."""
     v = np.array([-1, 4, 8, -1, 12, 16], dtype=np.int16)
     src, out = path("fv.h5"), path("fv.clean.h5")
     with h5py.File(src, "w") as f:
         d = f.create_dataset("ht", data=v, chunks=(3,), fillvalue=np.int16(-1))
         d.attrs["_FillValue"] = np.int16(-1)
-    clean([src, "--normalize", "minmax", "-o", out])
+    p = clean([src, "--normalize", "minmax", "-o", out], expect=2)
+    check("_FillValue: refused by default", "/ht: 2 values equal the missing-value marker -1"
+          in p.stderr and not os.path.exists(out), p.stderr)
+    clean([src, "--normalize", "minmax", "--missing", "none", "-o", out])
     with h5py.File(out) as f:
         ref = ((v - v.min()) / (v.max() - v.min())).astype(np.float32)
         check("_FillValue: transformed like any value", np.array_equal(f["ht"][:], ref),

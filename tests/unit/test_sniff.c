@@ -157,8 +157,9 @@ static void probe_messages(void **state)
                  "NumPy .npz (not only .npy members)");
     expect_probe(put("e.bin", "", 0), NA_FILE_EMPTY, NA_E_FORMAT, "empty file (0 bytes)");
     expect_probe(put("u.bin", "hello world\n", 12), NA_FILE_UNKNOWN, NA_E_FORMAT,
-                 "unrecognised content (not safetensors, HDF5, zip, gzip, JSON or a Git LFS "
-                 "pointer; give --dtype to read raw data)");
+                 "unrecognised content (not safetensors, HDF5, NumPy .npy or .npz, PyTorch zip "
+                 "or pickle, gzip, netCDF-3, JSON or a Git LFS pointer; give --dtype to read raw "
+                 "data)");
     expect_probe(put("c.nc", "CDF\x01\0\0\0\0", 8), NA_FILE_NETCDF3, NA_E_UNSUPPORTED,
                  "netCDF-3 classic, not supported");
     expect_probe(put("d.gz", "\x1f\x8b\x08\0\0\0\0\0", 8), NA_FILE_GZIP, NA_E_UNSUPPORTED,

@@ -137,8 +137,8 @@ static void expect_items(const na_walk_t *w, const want_t *want, size_t n)
 }
 
 #define UNREC                                                                             \
-    "unrecognised content (not safetensors, HDF5, zip, gzip, JSON or a Git LFS pointer; " \
-    "give --dtype to read raw data)"
+    "unrecognised content (not safetensors, HDF5, NumPy .npy or .npz, PyTorch zip or "   \
+    "pickle, gzip, netCDF-3, JSON or a Git LFS pointer; give --dtype to read raw data)"
 
 static void walk_tree(void **state)
 {

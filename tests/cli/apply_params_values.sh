@@ -1,0 +1,68 @@
+#!/bin/bash
+# Regression (issue 4, fresh-user report): --apply-params accepted values
+# no --save-params writes and exited 0 (a std of -1, n_std 0 for a
+# feature that is not constant, lo_bound > hi_bound, 1e999). Each is now
+# exit 2 "bad --apply-params file: tensor 'T': "KEY"[J] = V ..." before any
+# output; a constant feature's own saved file (std 0, MAD 0) still applies.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+N="$NANAUDIT"
+
+"$NA_PYTHON" -c '
+import numpy as np
+np.arange(1, 11, dtype="<f8").tofile("a.f64")       # 5 samples x 2 features
+np.full(10, 7.0).tofile("c.f64")                     # constant features
+' || fail "making inputs"
+R=(--dtype F64 --shape 5x2)
+"$N" clean "${R[@]}" a.f64 -o z.out --zscore 1 --outliers clip --normalize zscore --save-params z.json >/dev/null ||
+    fail "save-params zscore"
+"$N" clean "${R[@]}" a.f64 -o m.out --mad 3.5 --outliers clip --normalize minmax --save-params m.json >/dev/null ||
+    fail "save-params mad"
+
+# edit KEY[0] of tensor data to VALUE (raw JSON text) into bad.json
+edit() {
+    "$NA_PYTHON" - "$1" "$2" "$3" <<'PY' || fail "edit $*"
+import json, sys
+src, key, val = sys.argv[1:]
+j = json.load(open(src))
+j["tensors"]["data"][key][0] = "@@"
+open("bad.json", "w").write(json.dumps(j).replace('"@@"', val))
+PY
+}
+# bad FILE KEY VALUE OPTS... MESSAGE: exit 2, the message, no output
+bad() {
+    local src="$1" key="$2" val="$3" msg="${*: -1}"
+    edit "$src" "$key" "$val"
+    expect_exit 2 "$N" clean "${R[@]}" a.f64 -o o --apply-params bad.json "${@:4:$#-4}"
+    expect_stderr_contains "bad.json: bad --apply-params file: tensor 'data': $msg"
+    [ "$(wc -l <"$T/stderr")" = 1 ] || fail "not one line"
+    [ ! -e o ] || fail "output written"
+}
+Z=(--zscore 1 --outliers clip --normalize zscore)
+bad z.json scale -1 "${Z[@]}" '"scale"[0] = -1 is negative (a standard deviation or MAD is >= 0)'
+bad z.json n_std -2.5 "${Z[@]}" '"n_std"[0] = -2.5 is negative (a standard deviation or MAD is >= 0)'
+bad z.json n_std 0 "${Z[@]}" '"n_std"[0] = 0 is 0 while n_min < n_max (only a constant feature has std 0)'
+bad z.json hi_bound -100 "${Z[@]}" '"hi_bound"[0] = -100 is below lo_bound'
+# non-finite numbers: jansson refuses them while parsing
+edit z.json n_mean 1e999
+expect_exit 2 "$N" clean "${R[@]}" a.f64 -o o --apply-params bad.json "${Z[@]}"
+expect_stderr_contains "bad.json: bad --apply-params file: real number overflow near '1e999' (line 1)"
+MM=(--mad 3.5 --outliers clip --normalize minmax)
+bad m.json scale -0.5 "${MM[@]}" '"scale"[0] = -0.5 is negative (a standard deviation or MAD is >= 0)'
+bad m.json meanad -1 "${MM[@]}" '"meanad"[0] = -1 is negative (a standard deviation or MAD is >= 0)'
+bad m.json n_max -50 "${MM[@]}" '"n_max"[0] = -50 is below n_min'
+bad m.json hi_bound -1e300 "${MM[@]}" '"hi_bound"[0] = -1.0000000000000001e+300 is below lo_bound'
+
+# the untouched files still apply, with the same output bytes
+expect_exit 0 "$N" clean "${R[@]}" a.f64 -o z2.out --apply-params z.json "${Z[@]}"
+cmp -s z.out z2.out || fail "apply-params zscore output differs"
+expect_exit 0 "$N" clean "${R[@]}" a.f64 -o m2.out --apply-params m.json "${MM[@]}"
+cmp -s m.out m2.out || fail "apply-params mad output differs"
+
+# constant features: std, MAD and MeanAD 0 are what --save-params writes
+expect_exit 0 "$N" clean "${R[@]}" c.f64 -o c.out "${Z[@]}" --save-params c.json
+expect_stdout_contains "warning: 2 constant feature(s) (std 0) mapped to 0"
+expect_json c.json 'j["tensors"]["data"]["n_std"]' '[0.0, 0.0]'
+expect_exit 0 "$N" clean "${R[@]}" c.f64 -o c2.out --apply-params c.json "${Z[@]}"
+cmp -s c.out c2.out || fail "constant feature round trip differs"
+pass

@@ -291,43 +291,6 @@ static int check_output(crun_t *c)
 }
 
 /* Per entry: select, prepare, fit. Returns the exit code so far. */
-/* A tensor with CF missing-value markers (_FillValue, missing_value:
- * formats/hdf5.c, --missing auto) that holds any: the transforms have no
- * notion of missing data, so they would take -999 for a value (into the
- * statistics, then normalised or clipped). Refused with the ways out
- * until clean learns to pass missing values through. 1 after the message
- * (also on a read error, which the scan reports), 0 when none is present. */
-static int refuse_missing(crun_t *c, const na_tensor_t *t)
-{
-    na_scan_opts_t so;
-    na_scan_opts_init(&so);
-    so.zscore = 0;
-    so.max_locations = 0;
-    so.threads = c->o->threads;
-    na_result_t res;
-    na_err_t err = {{0}};
-    na_status_t st = na_scan_tensor(t, &so, &res, &err);
-    if (st != NA_OK) {
-        cli_error(c->r.input, "%s: %s", t->name, err.msg[0] ? err.msg : na_status_str(st));
-        return 1;
-    }
-    uint64_t m = res.st.missing;
-    na_result_free(&res);
-    if (m == 0)
-        return 0;
-    char marks[64];
-    if (t->n_missing > 1)
-        snprintf(marks, sizeof marks, "%.17g or %.17g", t->missing[0], t->missing[1]);
-    else
-        snprintf(marks, sizeof marks, "%.17g", t->missing[0]);
-    cli_error(c->r.input, "%s: %llu value%s %s the missing-value marker %s (_FillValue or "
-              "missing_value); clean cannot tell missing data from values yet: use --exclude "
-              "'%s' to copy it unchanged, or --missing none to clean the markers as values",
-              t->name, (unsigned long long)m, m == 1 ? "" : "s", m == 1 ? "equals" : "equal",
-              marks, t->name);
-    return 1;
-}
-
 static int fit_all(crun_t *c)
 {
     int rc = 0;
@@ -357,20 +320,17 @@ static int fit_all(crun_t *c)
                 snprintf(e->reason, sizeof e->reason, "%s", err.msg);
             else
                 snprintf(e->reason, sizeof e->reason, "not selected");
-            if (e->dtype == NA_DT_INVALID && strcmp(c->r.format, "hdf5")) {
-                /* No dtype to write it with (only HDF5 copies by H5Ocopy):
-                 * .npy object or string arrays. */
+            int raw_copy = !strcmp(c->r.format, "hdf5") ||
+                           (!strcmp(c->r.format, "npz") && st == NA_OK && !t.src.read);
+            if (e->dtype == NA_DT_INVALID && !raw_copy) {
+                /* No dtype to write it with (HDF5 copies by H5Ocopy, .npz
+                 * copies a string member's stored bytes, npz_write.c):
+                 * .npy object or string arrays, .npz object arrays. */
                 e->status = "error";
                 cli_error(c->r.input, "%s: %s; clean can neither clean nor copy it, nothing written",
                           e->name, e->reason);
                 rc = cli_exit_merge(rc, 3);
             }
-            continue;
-        }
-        if (t.n_missing > 0 && refuse_missing(c, &t)) {
-            e->status = "error";
-            snprintf(e->reason, sizeof e->reason, "holds missing-value markers");
-            rc = cli_exit_merge(rc, 2);
             continue;
         }
         st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
@@ -757,17 +717,18 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
         na_scan_opts_init(&so);
         so.zscore = 0;
         so.max_locations = 0;
-        /* clean's statistics count values equal to an HDF5 _FillValue /
-         * missing_value like any other (lib/clean.c has no missing
-         * values), so the re-scan must too. */
-        t.n_missing = 0;
+        /* Missing values (CF markers, --missing auto) are honoured as
+         * lib/clean.c honours them: the written file carries the markers
+         * in its own dtype (formats/hdf5_wchild.c converts them), and a
+         * value equal to one is predicted as missing in `after`. */
         na_result_t res;
         st = na_scan_tensor(&t, &so, &res, err);
         if (st != NA_OK)
             break;
         const na_stats_t *a = &res.st, *p = &e->ct.after;
         double tol = 1e-11 * (fabs(p->mean) + na_stats_std(p)) + 1e-300;
-        int same = a->finite == p->finite && a->nan == p->nan && a->pos_inf == p->pos_inf &&
+        int same = a->finite == p->finite && a->nan == p->nan && a->missing == p->missing &&
+                   a->pos_inf == p->pos_inf &&
                    a->neg_inf == p->neg_inf &&
                    (a->finite == 0 || (a->min == p->min && a->max == p->max &&
                                        (a->mean == p->mean || /* both inf: overflowed sums */
@@ -889,6 +850,9 @@ static int write_output(crun_t *c)
             e->emitted = st == NA_OK;
             if (e->emitted && e->ct.overflow)
                 warn(e, (unsigned long long)e->ct.overflow, "value(s) overflowed the output dtype");
+            if (e->emitted && e->ct.collisions)
+                warn(e, (unsigned long long)e->ct.collisions,
+                     "cleaned value(s) equal a missing-value marker and read back as missing");
         } else {
             e->emitted = e->cleaned;
             if (na_writer_wants(w, j))
@@ -965,6 +929,9 @@ static int dry_emit(crun_t *c)
         e->emitted = 1;
         if (e->ct.overflow)
             warn(e, (unsigned long long)e->ct.overflow, "value(s) would overflow the output dtype");
+        if (e->ct.collisions)
+            warn(e, (unsigned long long)e->ct.collisions,
+                 "cleaned value(s) would equal a missing-value marker and read back as missing");
     }
     return 0;
 }
@@ -1043,7 +1010,7 @@ int cli_clean(const cli_opts_t *o)
     c.r.format = na_input_format(c.in);
     if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
         cli_error(c.r.input, "clean cannot write %s files yet (safetensors, raw, HDF5 and "
-                  "NumPy .npy only; --dry-run reports what it would do)", c.r.format);
+                  "NumPy .npy/.npz only; --dry-run reports what it would do)", c.r.format);
         return finish(&c, 3);
     }
     rc = settle_options(&c);

@@ -9,11 +9,11 @@
  *    "tensors": [{"name", "status" ("cleaned" | "copied" | "error"),
  *      "reason", "dtype", "out_dtype", "shape", "out_shape", "samples",
  *      "features", "passes", "nonfinite_replaced", "outliers_replaced",
- *      "clipped", "set_nan", "overflow", "samples_dropped": {"nonfinite",
+ *      "clipped", "set_nan", "overflow", "missing_collisions", "samples_dropped": {"nonfinite",
  *      "outliers", "together", "total", "first"}, "before": STATS, "after": STATS,
  *      "warnings": [..]}],
  *    "exit_code"}
- * STATS: {"elements", "finite", "nan", "pos_inf", "neg_inf", "min",
+ * STATS: {"elements", "finite", "nan", "missing", "pos_inf", "neg_inf", "min",
  * "max", "mean", "std"} with null for undefined values. Documented in
  * docs/json-schema.md, "Clean report" (tests/cli/clean_report_schema.sh
  * keeps the two in step).
@@ -46,6 +46,7 @@ static json_t *jstats(const na_stats_t *s)
     json_object_set_new(o, "elements", juint(s->elements));
     json_object_set_new(o, "finite", juint(s->finite));
     json_object_set_new(o, "nan", juint(s->nan));
+    json_object_set_new(o, "missing", juint(s->missing)); /* CF markers, not in nan */
     json_object_set_new(o, "pos_inf", juint(s->pos_inf));
     json_object_set_new(o, "neg_inf", juint(s->neg_inf));
     json_object_set_new(o, "min", jreal(s->finite ? s->min : NAN));
@@ -86,6 +87,7 @@ static json_t *jentry(const cli_clean_entry_t *e)
     json_object_set_new(o, "clipped", juint(ct->clipped));
     json_object_set_new(o, "set_nan", juint(ct->nanned));
     json_object_set_new(o, "overflow", juint(ct->overflow));
+    json_object_set_new(o, "missing_collisions", juint(ct->collisions));
     json_t *d = json_object(), *first = json_array();
     json_object_set_new(d, "nonfinite", juint(ct->dropped_nf));
     json_object_set_new(d, "outliers", juint(ct->dropped_out));
@@ -133,6 +135,8 @@ static void pstat(FILE *out, const char *what, const na_stats_t *s)
 {
     fprintf(out, "    %-6s finite %llu  nan %llu  inf %llu", what, (unsigned long long)s->finite,
             (unsigned long long)s->nan, (unsigned long long)(s->pos_inf + s->neg_inf));
+    if (s->missing) /* CF markers (--missing auto): left out of the statistics */
+        fprintf(out, "  missing %llu", (unsigned long long)s->missing);
     if (s->finite)
         fprintf(out, "  min %.6g  max %.6g  mean %.6g  std %.6g", s->min, s->max, s->mean,
                 na_stats_std(s));

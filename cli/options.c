@@ -365,7 +365,8 @@ static const cli_option_t opts[] = {
      "raw: BYTES of data after --offset (default: up to the end of the file)"},
     {"missing", 0, "MODE", S | C, set_missing,
      "HDF5/netCDF: auto (default) counts finite values equal to a dataset's _FillValue or "
-     "missing_value attribute as 'missing', outside the statistics; none ignores them"},
+     "missing_value attribute as 'missing', outside the statistics (clean leaves them "
+     "alone and writes them back); none ignores them"},
     {"attributes", 0, NULL, S, set_attributes,
      "HDF5: also audit numeric attributes, each as OBJECT_PATH@NAME (/grp/ds@scale, "
      "/@version for the root group); string attributes are listed as skipped"},

@@ -521,6 +521,7 @@ typedef struct acopy {
     wctx_t *c;
     hid_t dst;
     const char *path;
+    hid_t conv; /* a cleaned dataset's new type when it changed, else -1 */
 } acopy_t;
 
 /* One iteration over obj's attributes or links in index order ix. */
@@ -548,11 +549,45 @@ static herr_t attrs_iter(hid_t obj, H5_index_t ix, void *ud)
     return H5Aiterate2(obj, ix, H5_ITER_INC, &i, attr_cb, ud);
 }
 
-/* Every attribute of src onto dst. */
+/* Every attribute of src onto dst; conv as in acopy_t. */
+static int copy_attrs_conv(wctx_t *c, hid_t src, hid_t dst, const char *path, hid_t conv)
+{
+    acopy_t a = {c, dst, path, conv};
+    return in_order(c, src, attrs_iter, &a, "cannot list the attributes", path);
+}
+
 static int copy_attrs(wctx_t *c, hid_t src, hid_t dst, const char *path)
 {
-    acopy_t a = {c, dst, path};
-    return in_order(c, src, attrs_iter, &a, "cannot list the attributes", path);
+    return copy_attrs_conv(c, src, dst, path, -1);
+}
+
+/* The CF missing-value attributes must have the variable's type (CF
+ * conventions 1.11, section 2.5.1 "Missing data, valid and actual range
+ * of data": _FillValue "must be of the same type as the variable", and
+ * netCDF-C refuses a _FillValue of another type; missing_value is
+ * treated alike). When clean changes a dataset's type (integer input
+ * normalised to F32, --out-dtype), numeric ones are converted to it by
+ * libhdf5's conversion (round to nearest), as the markers in the data
+ * are (lib/clean.c). 1 when name is one of them and was written. */
+static int conv_attr(acopy_t *a, hid_t at, const char *name, hid_t ft, hid_t sp, hid_t acpl)
+{
+    H5T_class_t cl = H5Tget_class(ft);
+    if (a->conv < 0 || (strcmp(name, "_FillValue") && strcmp(name, "missing_value")) ||
+        (cl != H5T_INTEGER && cl != H5T_FLOAT))
+        return 0;
+    hssize_t np = H5Sget_select_npoints(sp);
+    double *v = np > 0 ? calloc((size_t)np, sizeof *v) : NULL;
+    hid_t out = -1;
+    int r = v && H5Aread(at, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
+    if (r == 0) {
+        out = H5Acreate2(a->dst, name, a->conv, sp, acpl, H5P_DEFAULT);
+        r = out >= 0 && H5Awrite(out, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
+    }
+    if (r < 0)
+        w_h5err(a->c, "cannot convert the missing-value attribute", a->path);
+    free(v);
+    W_CLOSE(out);
+    return r < 0 ? -1 : 1;
 }
 
 /* H5Ocopy of g/name into dst (a dataset or a named datatype), with its
@@ -597,6 +632,11 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
     hid_t sp = at >= 0 ? H5Aget_space(at) : -1, acpl = at >= 0 ? H5Aget_create_plist(at) : -1;
     hssize_t np = sp >= 0 ? H5Sget_select_npoints(sp) : -1;
     size_t sz = ty >= 0 ? H5Tget_size(ty) : 0;
+    int cv = at >= 0 && ft >= 0 && sp >= 0 ? conv_attr(a, at, name, ft, sp, acpl) : 0;
+    if (cv) {
+        W_CLOSE(acpl, sp, ty, ft, at);
+        return cv < 0 ? -1 : 0;
+    }
     uint8_t *buf = np >= 0 && sz ? calloc((size_t)np ? (size_t)np : 1, sz) : NULL;
     int r = buf && H5Aread(at, ty, buf) >= 0 ? 0 : -1;
     char what[300];
@@ -665,12 +705,19 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
     }
     if (sp >= 0)
         out = H5Dcreate2(dst, name, ty, sp, lcpl, dcpl, H5P_DEFAULT);
+    hid_t sty = out >= 0 ? H5Dget_type(src) : -1;
+    /* libhdf5 converts the dataset fill value to ty itself; the CF
+     * attributes are ours to convert (conv_attr) */
+    H5T_class_t tc = H5Tget_class(ty); /* not for compound members */
+    hid_t conv = sty >= 0 && H5Tequal(sty, ty) <= 0 && (tc == H5T_INTEGER || tc == H5T_FLOAT)
+                     ? ty : -1;
     if (out < 0)
         w_h5err(c, "cannot create the cleaned dataset", path);
-    else if (copy_attrs(c, src, out, path) < 0) {
+    else if (copy_attrs_conv(c, src, out, path, conv) < 0) {
         H5Dclose(out);
         out = -1;
     }
+    W_CLOSE(sty);
 done:
     W_CLOSE(sp, dcpl, ssp);
     return out;

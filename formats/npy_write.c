@@ -87,14 +87,16 @@ static void npy_wfree(na_writer_t *w)
 
 static const struct na_writer_vtbl npy_wvtbl = {NULL, NULL, npy_wfree, NULL, NULL};
 
-/* Magic, version, length and the padded header of t into w's buffer. */
-static na_status_t npy_header(na_writer_t *w, const na_wtensor_t *t, const char *kind,
-                              na_err_t *err)
+na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap, size_t *len,
+                                na_err_t *err)
 {
+    const char *kind = npy_kind(t->dtype);
+    *len = 0;
+    if (!kind)
+        return na_err_set(err, NA_E_UNSUPPORTED, ".npy has no type for dtype %s (use "
+                          "--out-dtype)", na_dtype_name(t->dtype));
     char dict[NA_MAX_NDIM * 24 + 160];
     size_t dl = npy_dict(t, kind, dict, sizeof dict);
-    if (!dl)
-        return na_err_set(err, NA_E_INTERNAL, ".npy header too long");
     /* numpy's _wrap_header: padding so magic + length field + header
      * (dict, spaces, '\n') is a multiple of 64; 1.0 has a 2-byte length. */
     size_t lenf = 2, hl = dl + 1;
@@ -103,18 +105,18 @@ static na_status_t npy_header(na_writer_t *w, const na_wtensor_t *t, const char 
         lenf = 4;
         pad = NPY_ALIGN - (NPY_MAGIC_LEN + lenf + hl) % NPY_ALIGN;
     }
-    uint64_t total = hl + pad;
-    uint8_t pre[NPY_MAGIC_LEN + 4] = {0x93, 'N', 'U', 'M', 'P', 'Y', lenf == 2 ? 1 : 2, 0};
+    size_t total = NPY_MAGIC_LEN + lenf + hl + pad;
+    if (!dl || total > cap)
+        return na_err_set(err, NA_E_INTERNAL, ".npy header too long");
+    uint8_t pre[NPY_MAGIC_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y', lenf == 2 ? 1 : 2, 0};
+    memcpy(out, pre, NPY_MAGIC_LEN);
     for (size_t i = 0; i < lenf; i++)
-        pre[NPY_MAGIC_LEN + i] = (uint8_t)(total >> (8 * i));
-    na_status_t st = na_writer_put(w, pre, NPY_MAGIC_LEN + lenf, err);
-    if (st == NA_OK)
-        st = na_writer_put(w, dict, dl, err);
-    for (size_t i = 0; st == NA_OK && i < pad; i++)
-        st = na_writer_put(w, " ", 1, err);
-    if (st == NA_OK)
-        st = na_writer_put(w, "\n", 1, err);
-    return st;
+        out[NPY_MAGIC_LEN + i] = (uint8_t)((hl + pad) >> (8 * i));
+    memcpy(out + NPY_MAGIC_LEN + lenf, dict, dl);
+    memset(out + NPY_MAGIC_LEN + lenf + dl, ' ', pad);
+    out[total - 1] = '\n';
+    *len = total;
+    return NA_OK;
 }
 
 static na_status_t npy_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t, size_t n,
@@ -128,17 +130,18 @@ static na_status_t npy_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t,
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "a .npy file holds one array; this input gives %zu tensors (a "
                           "structured array?): clean cannot write it", n);
-    const char *kind = npy_kind(t[0].dtype);
-    if (!kind)
-        return na_err_set(err, NA_E_UNSUPPORTED, ".npy has no type for dtype %s (use "
-                          "--out-dtype)", na_dtype_name(t[0].dtype));
+    uint8_t head[NA_NPY_WHEADER_MAX];
+    size_t hn;
+    na_status_t st = na_npy_header_build(&t[0], head, sizeof head, &hn, err);
+    if (st != NA_OK)
+        return st;
     na_writer_t *w = calloc(1, sizeof *w);
     if (!w)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
     w->v = &npy_wvtbl;
-    na_status_t st = na_writer_base_init(w, fd, t, n, err);
+    st = na_writer_base_init(w, fd, t, n, err);
     if (st == NA_OK)
-        st = npy_header(w, t, kind, err);
+        st = na_writer_put(w, head, hn, err);
     if (st != NA_OK) {
         npy_wfree(w);
         return st;

@@ -26,6 +26,8 @@ const na_writer_format_t *na_writer_for(const char *input_format)
         return &na_writer_npy;
     if (!strcmp(input_format, "hdf5"))
         return &na_writer_hdf5;
+    if (!strcmp(input_format, "npz"))
+        return &na_writer_npz;
     return NULL;
 }
 

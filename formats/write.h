@@ -73,6 +73,7 @@ extern const na_writer_format_t na_writer_safetensors; /* safetensors_write.c */
 extern const na_writer_format_t na_writer_raw;         /* raw_write.c */
 extern const na_writer_format_t na_writer_npy;         /* npy_write.c */
 extern const na_writer_format_t na_writer_hdf5;        /* hdf5_write.c */
+extern const na_writer_format_t na_writer_npz;         /* npz_write.c */
 
 /* The writer for an input format name ("safetensors", "raw", "hdf5");
  * NULL when clean cannot write that format yet. */
@@ -130,6 +131,16 @@ void na_writer_base_free(na_writer_t *w);
 /* Buffered append of bytes that are not tensor data (headers). */
 na_status_t na_writer_put(na_writer_t *w, const void *buf, size_t len, na_err_t *err);
 na_status_t na_writer_flush(na_writer_t *w, na_err_t *err);
+
+/* The .npy header np.save writes for t (magic, version, u16/u32 length,
+ * the dict, spaces, '\n'; a multiple of 64 bytes: numpy.lib.format, see
+ * npy_write.c) into out[cap], its length in bytes in *len. Shared by the
+ * .npy and .npz writers. NA_E_UNSUPPORTED ".npy has no type for dtype X"
+ * for dtypes numpy lacks (BF16, F8_*); NA_E_INTERNAL when cap is short
+ * (NA_NPY_WHEADER_MAX always suffices). */
+#define NA_NPY_WHEADER_MAX (NA_MAX_NDIM * 24 + 256)
+na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap, size_t *len,
+                                na_err_t *err);
 
 /* File offset of the first occurrence of needle (len bytes) in what the
  * writer wrote before the tensor data (the safetensors header), or

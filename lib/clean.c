@@ -90,6 +90,17 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
     }
     ct->ndim = t->ndim;
     memcpy(ct->out_shape, t->shape, sizeof ct->out_shape);
+    /* Only finite markers: "a finite value equal to a marker" (the scan's
+     * rule, lib/scan_layout.c), and the comparison with == needs one. */
+    for (int i = 0; i < t->n_missing && i < 2; i++)
+        if (isfinite(t->missing[i])) {
+            uint8_t tmp[8];
+            double m = t->missing[i], back = m;
+            ct->missing[ct->n_missing] = m;
+            (void)na_clean_encode(ct->out_dtype, m, tmp);
+            (void)na_decode1(ct->out_dtype, NA_LITTLE, tmp, &back);
+            ct->missing_out[ct->n_missing++] = back;
+        }
     ct->out_rows = ct->rows;
     na_stats_init(&ct->before);
     na_stats_init(&ct->after);
@@ -186,6 +197,22 @@ static na_status_t chunker_init(chunker_t *c, const na_tensor_t *t, const na_cle
     return NA_OK;
 }
 
+/* Markers of ct in x[0..n) become their NaN stand-ins (clean.h); a NaN
+ * that already has a stand-in's bits (only an F64 input can hold one)
+ * becomes a plain NaN, so that it is not taken for missing. */
+static void mark_missing(const na_clean_tensor_t *ct, double *x, uint64_t n)
+{
+    double m0 = ct->missing[0], m1 = ct->n_missing > 1 ? ct->missing[1] : ct->missing[0];
+    uint64_t s0 = NA_CLEAN_MISS_BITS, s1 = NA_CLEAN_MISS_BITS | 1u;
+    double d0, d1;
+    memcpy(&d0, &s0, 8);
+    memcpy(&d1, &s1, 8);
+    for (uint64_t i = 0; i < n; i++) {
+        double v = x[i];
+        x[i] = v == m0 ? d0 : v == m1 ? d1 : na_clean_is_missing(v) ? NAN : v;
+    }
+}
+
 /* Decode rows [r0, r0+nr) into c->buf. */
 static na_status_t chunker_read(chunker_t *c, const na_clean_tensor_t *ct, uint64_t r0,
                                 uint64_t nr, na_err_t *err)
@@ -212,6 +239,8 @@ static na_status_t chunker_read(chunker_t *c, const na_clean_tensor_t *ct, uint6
         for (uint64_t i = 0; i < n; i++)
             (void)na_decode1(t->dtype, t->byte_order, p + i * c->esize + t->elem_offset, &b[i]);
     }
+    if (ct->n_missing)
+        mark_missing(ct, b, n);
     return NA_OK;
 }
 
@@ -239,11 +268,11 @@ static void blank_rows(const na_clean_tensor_t *ct, double *b, uint64_t r0, uint
 /* Step 1 on one value; *replaced is set when a non-finite value was
  * replaced. A passthrough feature has only non-finite values and keeps
  * them, so it stays out of every later statistic. */
-static inline double step1(const na_clean_opts_t *o, const na_clean_feat_t *F, double x,
+static inline double step1(const na_clean_opts_t *o, const na_clean_feat_t *F, double x, int miss,
                            int *replaced)
 {
-    if (isfinite(x) || F->passthrough)
-        return x;
+    if (isfinite(x) || F->passthrough || (miss && na_clean_is_missing(x)))
+        return x; /* missing data is left alone */
     if (o->nonfinite == NA_NF_ZERO || o->nonfinite == NA_NF_MEAN || o->nonfinite == NA_NF_VALUE) {
         *replaced = 1;
         return F->nf_fill;
@@ -262,7 +291,7 @@ static inline int is_outlier(const na_clean_opts_t *o, const na_clean_feat_t *F,
 }
 
 typedef struct counts {
-    uint64_t replaced_nf, replaced_out, clipped, nanned, flagged, overflow;
+    uint64_t replaced_nf, replaced_out, clipped, nanned, flagged, overflow, collisions;
 } counts_t;
 
 /* Apply step 1 to the chunk (rows r0..r0+nr-1) in place. Rows gone
@@ -281,7 +310,7 @@ static void apply_step1(const na_clean_opts_t *o, const na_clean_tensor_t *ct, d
         for (uint64_t j = 0; j < ct->width && !(na_clean_row(ct, r0 + r) & 1); j++) {
             double *x = &b[r * ct->width + j];
             int rep = 0;
-            *x = step1(o, feat_of(ct, j), *x, &rep);
+            *x = step1(o, feat_of(ct, j), *x, ct->n_missing, &rep);
             replaced += (uint64_t)(rep && !na_clean_row(ct, r0 + r));
         }
     if (c)
@@ -454,13 +483,17 @@ static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk,
     blk->elements = n;
     uint64_t c = (uint64_t)LANES_SUM(cnt); /* exact: n <= 2^53 */
     if (c < n) { /* branch-free, so it vectorises too */
-        uint64_t nan = 0, pinf = 0;
+        uint64_t nan = 0, pinf = 0, miss = 0;
         for (i = 0; i < n; i++) {
             double x = b[i * stride];
+            uint64_t bits;
+            memcpy(&bits, &x, 8);
             nan += (uint64_t)(x != x);
             pinf += (uint64_t)(x == INFINITY);
+            miss += (uint64_t)((bits & ~1ull) == NA_CLEAN_MISS_BITS); /* clean.h */
         }
-        blk->nan = nan;
+        blk->nan = nan - miss;
+        blk->missing = miss;
         blk->pos_inf = pinf;
         blk->neg_inf = n - c - nan - pinf;
     }
@@ -667,6 +700,8 @@ static void tile_decode(const tiles_t *T, uint64_t k, double *x, uint64_t n)
         for (uint64_t i = 0; i < n; i++)
             (void)na_decode1(t->dtype, t->byte_order, p + i * es + t->elem_offset, &x[i]);
     }
+    if (T->ct->n_missing)
+        mark_missing(T->ct, x, n);
 }
 
 /* The row states of the block a run_tiles buffer x holds, one byte per
@@ -849,7 +884,8 @@ static na_status_t pass_a(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err
         if (na_clean_row(ct, r0 + r) == NA_CLEAN_ROW_JOINT)
             continue;
         for (uint64_t j = 0; j < ct->width && !bad; j++)
-            bad = !isfinite(row[j]) && !feat_of(ct, j)->passthrough;
+            bad = !isfinite(row[j]) && !feat_of(ct, j)->passthrough &&
+                  !(ct->n_missing && na_clean_is_missing(row[j]));
         if (bad) {
             na_clean_row_set(ct, r0 + r, 1);
             for (uint64_t j = 0; j < ct->width; j++)
@@ -932,10 +968,11 @@ static void tile_a(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
     na_stats_t *s0 = &T->part[0][k], *s1 = &T->part[1][k];
     block_stats(s0, x, n, 1);
     *s1 = *s0;
-    if (!F->mark_nf || ct->feat[0].passthrough || s0->finite == n)
+    int miss = ct->n_missing > 0;
+    if (!F->mark_nf || ct->feat[0].passthrough || s0->finite + (miss ? s0->missing : 0) == n)
         return;
     for (uint64_t i = 0; i < n; i++)
-        if (rs[i] != NA_CLEAN_ROW_JOINT && !isfinite(x[i]))
+        if (rs[i] != NA_CLEAN_ROW_JOINT && !isfinite(x[i]) && !(miss && na_clean_is_missing(x[i])))
             na_clean_row_set(ct, r0 + i, 1); /* the block's bytes are this thread's */
     s1->nan += s1->pos_inf + s1->neg_inf;
     s1->pos_inf = s1->neg_inf = 0;
@@ -1112,6 +1149,23 @@ static void fit_joint_fix(fit_t *F)
     }
 }
 
+/* Without markers a stand-in's bits can only be an F64 input's NaN
+ * (block_stats counts them as missing): put them back among the NaN. */
+static void fold_missing(const na_clean_tensor_t *ct, na_stats_t *s, uint64_t n)
+{
+    for (uint64_t i = 0; i < n && !ct->n_missing; i++) {
+        s[i].nan += s[i].missing;
+        s[i].missing = 0;
+    }
+}
+
+static void fit_fold(fit_t *F)
+{
+    fold_missing(F->ct, F->s0, F->ct->nfeat);
+    fold_missing(F->ct, F->s1, F->ct->nfeat);
+    fold_missing(F->ct, &F->ct->before, 1);
+}
+
 static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
 {
     ct->dropped_nf = ct->dropped_out = ct->dropped_joint = 0;
@@ -1168,10 +1222,11 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     if (nf == 1 && !F.joint)
         ct->before = F.s0[0];
     fit_joint_fix(&F);
+    fit_fold(&F);
     int any_pass = 0;
     for (uint64_t f = 0; f < nf; f++) {
         if (!ct->fixed)
-            ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > 0;
+            ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > F.s0[f].missing;
         any_pass |= ct->feat[f].passthrough;
         ct->passthrough += (uint64_t)ct->feat[f].passthrough;
     }
@@ -1191,6 +1246,7 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
         if (st != NA_OK)
             goto out;
         fit_joint_fix(&F);
+        fit_fold(&F);
     }
     if (!ct->fixed)
         for (uint64_t f = 0; f < nf; f++) {
@@ -1297,6 +1353,29 @@ static inline double put_out(na_dtype_t dt, double v, uint8_t *p, uint64_t *over
     return back;
 }
 
+/* put_out for a tensor with markers: a stand-in writes its marker (in
+ * dt) and stays a stand-in for ct->after; a value that comes out equal
+ * to a marker is a collision and, as it reads back, missing. */
+static inline double put_miss(const na_clean_tensor_t *ct, na_dtype_t dt, double v, uint8_t *p,
+                              uint64_t *over, uint64_t *coll)
+{
+    if (na_clean_is_missing(v)) {
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        (void)put_out(dt, ct->missing[b & 1], p, over);
+        return v;
+    }
+    double back = put_out(dt, v, p, over);
+    for (int i = 0; i < ct->n_missing; i++)
+        if (back == ct->missing_out[i]) {
+            uint64_t b = NA_CLEAN_MISS_BITS | (uint64_t)i;
+            (*coll)++;
+            memcpy(&back, &b, 8);
+            break;
+        }
+    return back;
+}
+
 static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err_t *err)
 {
     emit_t *E = ctx;
@@ -1310,19 +1389,22 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
         E->pos[r] = n;
         n += na_clean_row(ct, r0 + r) == 0;
     }
-    uint64_t over = 0, w = ct->width;
+    uint64_t over = 0, coll = 0, w = ct->width;
     na_dtype_t dt = ct->out_dtype;
-#pragma omp parallel for schedule(static) reduction(+ : over)
+#pragma omp parallel for schedule(static) reduction(+ : over, coll)
     for (uint64_t r = 0; r < nr; r++) {
         if (na_clean_row(ct, r0 + r))
             continue;
         uint64_t q = E->pos[r] * w;
         for (uint64_t j = 0; j < w; j++) {
             double v = step3(o, feat_of(ct, j), b[r * w + j]);
-            E->back[q + j] = put_out(dt, v, E->out + (q + j) * E->osize, &over);
+            uint8_t *p = E->out + (q + j) * E->osize;
+            E->back[q + j] = ct->n_missing ? put_miss(ct, dt, v, p, &over, &coll)
+                                           : put_out(dt, v, p, &over);
         }
     }
     E->c.overflow += over;
+    E->c.collisions += coll;
     n *= w;
     accum(&ct->after, E->back, n, 1, 0);
     ct->out_bytes += n * E->osize;
@@ -1384,7 +1466,7 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
     double a = 0, s = 1, lo = o->lo, span = o->hi - o->lo;
     int scaled = 0;
     int lin = o->normalize == NA_NORM_NONE || step3_linear(o, F, &a, &s, &scaled);
-    if (dt == NA_DT_F32 && lin) {
+    if (dt == NA_DT_F32 && lin && !ct->n_missing) {
         for (uint64_t i = 0; i < n;) {
             if (rs[i]) {
                 i++;
@@ -1405,6 +1487,14 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
             }
             q += j - i;
             i = j;
+        }
+    } else if (ct->n_missing) {
+        for (uint64_t i = 0; i < n; i++) {
+            if (rs[i])
+                continue;
+            back[q] = put_miss(ct, dt, step3(o, F, x[i]), out + q * E->osize, &over,
+                               &c->collisions);
+            q++;
         }
     } else {
         for (uint64_t i = 0; i < n; i++) {
@@ -1430,6 +1520,7 @@ static na_status_t tile_w_end(tiles_t *T, na_err_t *err)
         E->c.nanned += c->nanned;
         E->c.flagged += c->flagged;
         E->c.overflow += c->overflow;
+        E->c.collisions += c->collisions;
     }
     uint64_t bytes = T->aux_total * E->osize;
     E->ct->out_bytes += bytes;
@@ -1468,6 +1559,8 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
     ct->nanned = E.c.nanned;
     ct->flagged = E.c.flagged + ct->dropped_out;
     ct->overflow = E.c.overflow;
+    ct->collisions = E.c.collisions;
+    fold_missing(ct, &ct->after, 1);
     free(E.out);
     free(E.back);
     free(E.pos);

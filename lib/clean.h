@@ -40,6 +40,21 @@
  *   W      the write pass (transform, round, predicted output statistics;
  *          the CLI also hashes the input as W reads it);
  *   V      verification re-reads the written file (the caller's scan).
+ * Missing data (CF _FillValue / missing_value, issue 4): with markers
+ * (na_tensor_t.n_missing > 0), a finite value equal (==) to a marker is
+ * missing. The decoders turn it into a NaN with a payload of our own
+ * (NA_CLEAN_MISS_BITS, one per marker; a NaN of the input with that
+ * payload becomes a plain NaN), so that every statistic leaves it out
+ * as it does NaN, counted in na_stats_t.missing instead of nan; step 1
+ * neither drops its row nor replaces it, step 2 never flags it (it is
+ * not finite), step 3 leaves it, and the write pass writes the marker
+ * itself, converted to out_dtype. A transformed value that rounds to a
+ * marker (in out_dtype) is written as it is, counted in collisions and
+ * counted as missing in `after`, since that is how it reads back. A row
+ * dropped for another reason is dropped whole, markers included.
+ * Tensors without markers run the code they ran before: the checks are
+ * behind n_missing, or in loops that run only for non-finite values.
+ *
  * So a minmax normalization after --zscore 3 without drops costs A, C, W
  * (+V); --apply-params skips A's statistics use, B, C's statistics and M,
  * but still reads A and C when rows must be flagged for dropping.
@@ -58,6 +73,8 @@
 
 #include "median.h"
 #include "nanaudit.h"
+
+#include <string.h> /* memcpy */
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,6 +149,15 @@ typedef struct na_clean_tensor {
     uint64_t clipped, nanned, flagged;
     uint64_t overflow;     /* finite results that do not fit out_dtype */
     uint64_t passthrough, constant; /* features without finite values / constant at step 3 */
+    /* CF missing data (na_tensor_t.missing, --missing auto): the finite
+     * markers and their values as written in out_dtype (decoded back).
+     * n_missing == 0: markers are ordinary values (--missing none, or
+     * none declared). before.missing / after.missing count the values
+     * equal to a marker in the input / the output. */
+    int n_missing;
+    double missing[2], missing_out[2];
+    uint64_t collisions;   /* transformed values that came out equal to a
+                            * marker (they read back as missing) */
     size_t n_drop_idx;
     uint64_t *drop_idx;    /* first max_locations dropped rows, ascending */
     na_stats_t before;     /* input, global */
@@ -143,6 +169,20 @@ typedef struct na_clean_tensor {
     int ndim;
     uint64_t out_shape[NA_MAX_NDIM];
 } na_clean_tensor_t;
+
+/* The NaN payloads that stand for missing[0] and missing[1] while a
+ * tensor is in doubles: quiet NaNs whose low 29 bits are not zero, so no
+ * F32, F16 or BF16 NaN decodes to one (their payloads land in the high
+ * mantissa bits). */
+#define NA_CLEAN_MISS_BITS 0x7FF80000000A11A0ull
+
+/* 1 when v is a missing-value stand-in (either marker). */
+static inline int na_clean_is_missing(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return (b & ~1ull) == NA_CLEAN_MISS_BITS;
+}
 
 /* Joint dropping (--together, issue 4): tensors that share the sample
  * axis lose the same samples. The caller marks, between na_clean_prepare

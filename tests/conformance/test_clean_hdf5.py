@@ -24,7 +24,8 @@ checked against the input as h5py reads it:
     drops the same rows from the records; a drop that would leave a field
     behind is refused (exit 2) naming the dataset;
   - a dataset whose filter nanaudit's libhdf5 lacks (LZF) is copied with
-    its stored chunks; a CF _FillValue does not upset the verification;
+    its stored chunks; a CF _FillValue is left alone, converted with the
+    dtype, and does not upset the verification;
     array datatypes are written back; the root's creation order and a
     user block are kept; a 0-row result is a valid dataset; the root gets a "nanaudit"
     attribute whose input_sha256 is hashlib's; `nanaudit scan` reads the
@@ -279,26 +280,38 @@ def test_missing_filter():
 
 
 def test_fill_value_attribute():
-    """A CF _FillValue attribute: scan counts such values as missing; clean
-    refuses a dataset holding them (exit 2, tests/cli/clean_missing.sh)
-    unless --missing none, which transforms them like any value; the
-    verification re-scan of the copy must count them the same way (a
-    netCDF-4 int16 variable)."""
+    """A CF _FillValue attribute (a netCDF-4 int16 variable): scan counts
+    such values as missing; clean leaves them alone (out of the min-max,
+    written back as the marker in the output dtype F32, with the
+    attribute and the dataset fill value converted to F32: CF requires
+    the variable's type), and the verification re-scan counts them the
+    same way; --missing none transforms them like any value.
+    tests/conformance/test_clean_missing.py checks every option."""
     v = np.array([-1, 4, 8, -1, 12, 16], dtype=np.int16)
     src, out = path("fv.h5"), path("fv.clean.h5")
     with h5py.File(src, "w") as f:
         d = f.create_dataset("ht", data=v, chunks=(3,), fillvalue=np.int16(-1))
         d.attrs["_FillValue"] = np.int16(-1)
-    p = clean([src, "--normalize", "minmax", "-o", out], expect=2)
-    check("_FillValue: refused by default", "/ht: 2 values equal the missing-value marker -1"
-          in p.stderr and not os.path.exists(out), p.stderr)
+    clean([src, "--normalize", "minmax", "-o", out])
+    with h5py.File(out) as f:
+        m = v == -1
+        x = v[~m].astype(np.float64)
+        ref = np.full(v.shape, -1, np.float32)
+        ref[~m] = ((x - x.min()) / (x.max() - x.min())).astype(np.float32)
+        check("_FillValue: markers left alone", np.array_equal(f["ht"][:], ref), str(f["ht"][:]))
+        a = f["ht"].attrs["_FillValue"]
+        check("_FillValue: attribute converted to F32", a.dtype == np.float32 and a == -1, repr(a))
+        check("_FillValue: dataset fill value F32", f["ht"].fillvalue == -1.0 and
+              f["ht"].dtype == np.float32, str(f["ht"].fillvalue))
+    os.unlink(out)
     clean([src, "--normalize", "minmax", "--missing", "none", "-o", out])
     with h5py.File(out) as f:
         ref = ((v - v.min()) / (v.max() - v.min())).astype(np.float32)
-        check("_FillValue: transformed like any value", np.array_equal(f["ht"][:], ref),
-              str(f["ht"][:]))
-        check("_FillValue: attribute and fill value kept", f["ht"].attrs["_FillValue"] == -1 and
-              f["ht"].fillvalue == -1.0, str(f["ht"].fillvalue))
+        check("_FillValue: --missing none transforms them like any value",
+              np.array_equal(f["ht"][:], ref), str(f["ht"][:]))
+        check("_FillValue: --missing none: attribute converted too",
+              f["ht"].attrs["_FillValue"] == -1 and f["ht"].fillvalue == -1.0,
+              str(f["ht"].fillvalue))
 
 
 def test_array_types():

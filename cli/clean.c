@@ -51,9 +51,15 @@ static void install_handlers(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    /* A signal the caller ignores stays ignored (a background job started
+     * with SIGINT ignored, `trap '' INT`), as sh and make do. */
+    int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int k = 0; k < 3; k++) {
+        struct sigaction old;
+        if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[k], &sa, NULL);
+    }
     signal(SIGXFSZ, SIG_IGN);
     cli_sigbus_unlink(g_tmp, &g_tmp_live); /* a truncated input: sigbus.c */
 }
@@ -320,12 +326,13 @@ static int fit_all(crun_t *c)
                 snprintf(e->reason, sizeof e->reason, "%s", err.msg);
             else
                 snprintf(e->reason, sizeof e->reason, "not selected");
-            int raw_copy = !strcmp(c->r.format, "hdf5") ||
-                           (!strcmp(c->r.format, "npz") && st == NA_OK && !t.src.read);
+            /* .npz members are copied as stored (npz_write.c), object
+             * arrays included: their pickles are copied, never loaded */
+            int raw_copy = !strcmp(c->r.format, "hdf5") || !strcmp(c->r.format, "npz");
             if (e->dtype == NA_DT_INVALID && !raw_copy) {
                 /* No dtype to write it with (HDF5 copies by H5Ocopy, .npz
-                 * copies a string member's stored bytes, npz_write.c):
-                 * .npy object or string arrays, .npz object arrays. */
+                 * copies a member's stored bytes, npz_write.c): .npy
+                 * object or string arrays. */
                 e->status = "error";
                 cli_error(c->r.input, "%s: %s; clean can neither clean nor copy it, nothing written",
                           e->name, e->reason);
@@ -348,9 +355,20 @@ static int fit_all(crun_t *c)
         }
         if (st == NA_OK)
             st = na_clean_fit(&t, &c->eng, &e->ct, &err);
+        /* 64-bit integers go through double: beyond 2^53 a value could
+         * come back rounded even where no step changes it */
+        if (st == NA_OK && (e->dtype == NA_DT_I64 || e->dtype == NA_DT_U64) &&
+            e->ct.before.finite &&
+            (e->ct.before.max >= 0x1p53 || e->ct.before.min <= -0x1p53))
+            st = na_err_set(&err, NA_E_UNSUPPORTED,
+                            "%s: %s values reach 2^53 or beyond, which clean's double "
+                            "arithmetic cannot carry exactly; --exclude '%s' copies it unchanged",
+                            t.name, na_dtype_name(e->dtype), t.name);
         if (st != NA_OK) {
             e->status = "error";
-            snprintf(e->reason, sizeof e->reason, "%s", err.msg);
+            size_t nl = strlen(t.name); /* the report names the tensor already */
+            int named = !strncmp(err.msg, t.name, nl) && !strncmp(err.msg + nl, ": ", 2);
+            snprintf(e->reason, sizeof e->reason, "%s", err.msg + (named ? nl + 2 : 0));
             cli_error(c->r.input, "%s", err.msg);
             rc = cli_exit_merge(rc, cli_exit_for_status(st));
             continue;

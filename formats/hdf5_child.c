@@ -13,8 +13,10 @@
  * "HDF5 Datasets"; netCDF CF conventions for _FillValue/missing_value,
  * https://cfconventions.org/cf-conventions/cf-conventions.html#missing-data):
  *  - groups are walked in name order (H5_INDEX_NAME, increasing), each
- *    object once (by address), soft links followed once, external links
- *    listed and not followed;
+ *    object once (by address); every hard link in the file is walked
+ *    before any soft link, so an object is named by its first hard-link
+ *    path in name order and a soft link is followed (once) only to an
+ *    object no hard link reaches; external links listed and not followed;
  *  - datatypes map to audited element types as hdf5_types.c says;
  *  - compound members are NAME.field (nested: NAME.a.b); two equal float
  *    members named r/i or real/imag are complex: NAME.real, NAME.imag;
@@ -105,6 +107,9 @@ typedef struct child {
     hid_t cur;            /* dataset open for reading, or -1 */
     size_t cur_ent;
     int attributes;       /* --attributes: list numeric attributes too */
+    int follow_soft;      /* 0 in the hard-link pass: soft links are deferred */
+    size_t n_soft, cap_soft;
+    char **soft;          /* deferred soft links, each "GROUP\0NAME" */
 } child_t;
 
 static void c_die(child_t *c) __attribute__((noreturn));
@@ -834,6 +839,67 @@ static char *join(const char *g, const char *name)
 }
 
 static void visit_group(child_t *c, hid_t g, const char *gpath, int depth);
+static void visit_link(child_t *c, hid_t g, const char *name, const char *path, int depth);
+
+/* Remember soft link NAME of group g for the second pass: an object that a
+ * soft link reaches must be named by its hard link (the path that clean's
+ * --include/--exclude and h5py's .name use), wherever that link sits in
+ * name order. Stored as "GROUP\0NAME", GROUP the group's own path. */
+static void soft_defer(child_t *c, hid_t g, const char *name)
+{
+    char gp[4096];
+    ssize_t gl = H5Iget_name(g, gp, sizeof gp);
+    if (gl <= 0 || (size_t)gl >= sizeof gp) {
+        H5Eclear2(H5E_DEFAULT);
+        c_note(c, "%s: soft link in a group whose path cannot be read, not followed", name);
+        return;
+    }
+    size_t nl = strlen(name);
+    if (c->n_soft == c->cap_soft) {
+        size_t nc = c->cap_soft ? c->cap_soft * 2 : 16;
+        char **nv = realloc(c->soft, nc * sizeof *nv);
+        if (nv == NULL)
+            c_die(c);
+        c->soft = nv;
+        c->cap_soft = nc;
+    }
+    char *e = malloc((size_t)gl + nl + 2);
+    if (e == NULL)
+        c_die(c);
+    memcpy(e, gp, (size_t)gl + 1);
+    memcpy(e + gl + 1, name, nl + 1);
+    c->soft[c->n_soft++] = e;
+}
+
+/* Second pass: follow the deferred soft links, in the order they were met.
+ * Objects a hard link reached are seen already and skipped; soft links met
+ * inside a group reached this way are followed at once. */
+static void soft_follow(child_t *c)
+{
+    c->follow_soft = 1;
+    for (size_t i = 0; i < c->n_soft; i++) {
+        const char *gpath = c->soft[i], *name = gpath + strlen(gpath) + 1;
+        hid_t g = H5Gopen2(c->file, gpath, H5P_DEFAULT);
+        char *path = join(gpath, name);
+        if (path == NULL)
+            c_die(c);
+        if (g < 0) {
+            H5Eclear2(H5E_DEFAULT);
+            c_note(c, "%s: soft link cannot be followed", path);
+        } else {
+            int depth = 0; /* the group's nesting, for the 64-level bound */
+            for (const char *q = gpath; *q; q++)
+                depth += *q == '/' && q[1] != '\0';
+            visit_link(c, g, name, path, depth);
+            H5Gclose(g);
+        }
+        free(path);
+        free(c->soft[i]);
+    }
+    free(c->soft);
+    c->soft = NULL;
+    c->n_soft = c->cap_soft = 0;
+}
 
 static void visit_link(child_t *c, hid_t g, const char *name, const char *path, int depth)
 {
@@ -874,6 +940,10 @@ static void visit_link(child_t *c, hid_t g, const char *name, const char *path, 
             snprintf(why, sizeof why, "object header cannot be read: %s", cause);
             c_error_entry(c, path, NA_E_FORMAT, why);
         }
+        return;
+    }
+    if (li.type == H5L_TYPE_SOFT && !c->follow_soft) {
+        soft_defer(c, g, name);
         return;
     }
     if (seen_before(c, oi.addr))
@@ -1376,6 +1446,7 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, i
         seen_before(&c, oi.addr);
     H5Eclear2(H5E_DEFAULT);
     visit_group(&c, root, "/", 0);
+    soft_follow(&c);
     H5Gclose(root);
     if (na_h5p_send(sock, H5P_DONE, 0, NULL, 0, NULL, 0) != 0)
         c_die(&c);

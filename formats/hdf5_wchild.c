@@ -676,6 +676,19 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
               H5Pget_layout(dcpl) == H5D_VIRTUAL ? "virtual dataset" : "external storage");
         goto done;
     }
+    /* The scale-offset filter on floating point data is lossy (it keeps
+     * a fixed number of decimal digits): the written values would differ
+     * from what clean computed and the verification would fail (exit 4). */
+    unsigned so_flags = 0, so_cd[8];
+    size_t so_n = 8;
+    if (H5Tget_class(ty) == H5T_FLOAT &&
+        H5Pget_filter_by_id2(dcpl, H5Z_FILTER_SCALEOFFSET, &so_flags, &so_n, so_cd, 0, NULL,
+                             NULL) >= 0) {
+        w_err(c, NA_E_USAGE, "%s: its scale-offset filter would store the cleaned floating "
+              "point values with a fixed number of decimal digits (lossy), so they could not "
+              "be written exactly: --exclude it", path);
+        goto done;
+    }
     int nd = H5Sget_simple_extent_ndims(ssp);
     hsize_t old[H5S_MAX_RANK], maxd[H5S_MAX_RANK], nd_[H5S_MAX_RANK];
     if (H5Sget_simple_extent_type(ssp) != H5S_SIMPLE || nd <= 0) {

@@ -37,8 +37,12 @@ typedef struct na_zip_entry {
 /* Open the zip archive in fd (which the zip takes: closed on error and by
  * na_zip_close), size bytes. Lists every member; for stored members the
  * data position (unzGetCurrentFileZStreamPos64) is read from the local
- * header, so their bytes can be mapped like any file range. Errors:
- * NA_E_FORMAT "not a readable zip archive (...)", NA_E_NOMEM. */
+ * header, so their bytes can be mapped like any file range. Sizes and
+ * offsets of 4 GiB or more come from the zip64 extra fields (APPNOTE
+ * 4.5.3), read by zip.c itself. Errors: NA_E_FORMAT "not a readable zip
+ * archive (...)", a zip64 field that lies (past the end of the file,
+ * truncated extra field, local and central headers that disagree),
+ * overlapping members; NA_E_NOMEM. */
 na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err);
 size_t na_zip_count(const na_zip_t *z);
 const na_zip_entry_t *na_zip_entry(const na_zip_t *z, size_t i);

@@ -5,7 +5,9 @@
  * a stored member's data position (unzGetCurrentFileZStreamPos64), so the
  * bytes of an uncompressed tensor are read through the same mmap windows
  * as a safetensors file, with no copy; libzip 1.7 has no such call. It
- * reads zip64 archives (torch writes zip64 for files over 4 GiB).
+ * reads zip64 archives (torch writes zip64 for files over 4 GiB), except
+ * for the 64-bit sizes and offsets that Debian's minizip 1.1 misreads,
+ * which are read here (see "zip64 values minizip 1.1 misreads").
  *
  * minizip reads through our own I/O table (pread on the descriptor the
  * prober opened), never by reopening the path: the file audited is the
@@ -27,9 +29,24 @@
 #include <string.h> /* strcmp, strdup, strerror */
 #include <unistd.h> /* pread, close, dup, unlink, write */
 #include <unzip.h>  /* minizip */
+#include <zlib.h>   /* inflate, crc32: direct deflated members */
 
 #define ZIP_NAME_MAX 65535u  /* the name length field is 16 bits */
 #define ZIP_MAX_MEMBERS 10000000u
+
+typedef struct zinf {       /* a direct deflated member being inflated */
+    z_stream s;
+    int live;               /* inflateInit2 done */
+    uint64_t cpos;          /* compressed bytes fed to inflate */
+    uint32_t crc;           /* CRC-32 of the bytes inflated so far */
+    uint8_t in[1u << 16];
+} zinf_t;
+
+typedef struct zdirect {    /* a zip64 member minizip 1.1 misreads */
+    uint8_t on;             /* read here (pread, inflate), not by minizip */
+    uint32_t crc;           /* CRC-32 from the central header */
+    uint64_t at;            /* file offset of its (compressed) data */
+} zdirect_t;
 
 typedef struct zio {        /* minizip's stream: our descriptor + position */
     int fd;
@@ -43,6 +60,8 @@ struct na_zip {
     size_t n;
     na_zip_entry_t *e;
     unz64_file_pos *pos;    /* central-directory position of each member */
+    zdirect_t *direct;      /* per member: read without minizip? */
+    struct zinf *inf;       /* inflate state for a direct deflated member */
     size_t open_member;     /* member open for reading, or SIZE_MAX */
     uint64_t open_at;       /* uncompressed bytes already read from it */
     uint8_t *skip;          /* discard buffer for forward skips */
@@ -55,21 +74,33 @@ static voidpf ZCALLBACK zio_open(voidpf opaque, const void *filename, int mode)
     return opaque; /* the descriptor is open already */
 }
 
-static uLong ZCALLBACK zio_read(voidpf opaque, voidpf stream, void *buf, uLong size)
+/* Read up to len bytes at off, never past z->size; returns the count
+ * (short at the end of the file or on a read error, which sets z->error). */
+static size_t zio_pread(zio_t *z, uint64_t off, void *buf, size_t len)
 {
-    zio_t *z = stream;
-    uLong done = 0;
-    while (done < size && z->pos < z->size) {
-        ssize_t r = pread(z->fd, (char *)buf + done, size - done, (off_t)z->pos);
+    size_t done = 0;
+    while (done < len && off < z->size) {
+        size_t want = len - done;
+        if (want > z->size - off)
+            want = (size_t)(z->size - off);
+        ssize_t r = pread(z->fd, (char *)buf + done, want, (off_t)off);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
             z->error = r < 0;
             break;
         }
-        done += (uLong)r;
-        z->pos += (uint64_t)r;
+        done += (size_t)r;
+        off += (uint64_t)r;
     }
+    return done;
+}
+
+static uLong ZCALLBACK zio_read(voidpf opaque, voidpf stream, void *buf, uLong size)
+{
+    zio_t *z = stream;
+    size_t done = zio_pread(z, z->pos, buf, size);
+    z->pos += done;
     return done;
 }
 
@@ -118,9 +149,176 @@ static na_status_t zfail(const char *what, int code, na_err_t *err)
                       what, why, code);
 }
 
+/* ---- zip64 values minizip 1.1 misreads ------------------------------- */
+/*
+ * Debian's minizip 1.1 takes a value from the zip64 extra field only when
+ * the 32-bit field equals (unsigned long)-1, which with a 64-bit long is
+ * never 0xFFFFFFFF: a member of 4 GiB or more keeps its placeholder size,
+ * and one whose local header starts past 4 GiB its placeholder offset
+ * (minizip then fails to open it, -103). Such members are described here
+ * from the central and local headers themselves (APPNOTE 4.3.7, 4.3.12,
+ * 4.5.3); their stored bytes are read with pread and deflated ones are
+ * inflated here with zlib (minizip would stop at the placeholder size);
+ * minizip still walks the central directory. Every value is checked
+ * against the file size, and no two members may overlap (check_overlap).
+ */
+#define ZIP_U32_MAX 0xFFFFFFFFu
+#define ZIP_CEN_SIG 0x02014b50u /* APPNOTE 4.3.12 central file header */
+#define ZIP_LOC_SIG 0x04034b50u /* APPNOTE 4.3.7 local file header */
+
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
+static uint64_t le64(const uint8_t *p) { return le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+/* v = {uncompressed size, compressed size, local header offset} as the
+ * 32-bit fields hold them; each that is 0xFFFFFFFF is replaced by the
+ * next 8-byte value of the zip64 extended information extra field
+ * (header ID 0x0001) in the extra field x (xn bytes), in that order
+ * (APPNOTE 4.5.3; the 4-byte disk number after them is not needed).
+ * where: "central" or "local", for messages. Errors (NA_E_FORMAT): an
+ * extra block running past the extra field, a zip64 block too short for
+ * the values it must hold, a 0xFFFFFFFF field with no zip64 block. */
+static na_status_t zip64_values(const char *name, const char *where, const uint8_t *x,
+                                size_t xn, uint64_t v[3], na_err_t *err)
+{
+    size_t want = 0;
+    for (int k = 0; k < 3; k++)
+        want += v[k] == ZIP_U32_MAX ? 8 : 0;
+    for (size_t at = 0; at + 4 <= xn;) {
+        size_t id = le16(x + at), len = le16(x + at + 2);
+        if (len > xn - at - 4)
+            return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': %s extra block 0x%04zx "
+                              "of %zu bytes runs past the end of its extra field (%zu bytes)",
+                              name, where, id, len, xn);
+        if (id == 1) {
+            if (len < want)
+                return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': %s zip64 extra "
+                                  "field has %zu bytes, too few for the %zu its 0xFFFFFFFF "
+                                  "fields call for", name, where, len, want);
+            const uint8_t *q = x + at + 4;
+            for (int k = 0; k < 3; k++)
+                if (v[k] == ZIP_U32_MAX) {
+                    v[k] = le64(q);
+                    q += 8;
+                }
+            return NA_OK;
+        }
+        at += 4 + len;
+    }
+    if (want > 0)
+        return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': %s header has a 0xFFFFFFFF "
+                          "size or offset but no zip64 extra field", name, where);
+    return NA_OK;
+}
+
+/* Read len bytes at off exactly, or set a one-line error naming what. */
+static na_status_t zip_bytes(na_zip_t *z, const char *name, const char *what, uint64_t off,
+                             void *buf, size_t len, na_err_t *err)
+{
+    if (off <= z->io.size && len <= z->io.size - off && zio_pread(&z->io, off, buf, len) == len)
+        return NA_OK;
+    return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': %s (%zu bytes at offset %llu) "
+                      "is past the end of the file (%llu bytes)", name, what, len,
+                      (unsigned long long)off, (unsigned long long)z->io.size);
+}
+
+/* The local header of a zip64 member at loff (APPNOTE 4.3.7): same name
+ * and method as the central one, sizes equal to the central ones unless
+ * a data descriptor follows (flag bit 3), data inside the file. Sets
+ * the data position (and e->data_pos for a stored member). */
+static na_status_t zip64_local(na_zip_t *z, size_t i, uint64_t loff, size_t nlen,
+                               na_err_t *err)
+{
+    na_zip_entry_t *e = &z->e[i];
+    uint8_t h[30];
+    na_status_t st = zip_bytes(z, e->name, "local header", loff, h, sizeof h, err);
+    if (st != NA_OK)
+        return st;
+    size_t ln = le16(h + 26), lx = le16(h + 28);
+    if (le32(h) != ZIP_LOC_SIG || ln != nlen || (int)le16(h + 8) != e->method)
+        return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': no local header with its "
+                          "name and method at offset %llu", e->name, (unsigned long long)loff);
+    uint8_t *b = malloc(ln + lx + 1);
+    if (b == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    st = zip_bytes(z, e->name, "local name and extra field", loff + 30, b, ln + lx, err);
+    uint64_t v[3] = {le32(h + 22), le32(h + 18), 0};
+    if (st == NA_OK && memcmp(b, e->name, ln) != 0)
+        st = na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': the local header at offset "
+                        "%llu names another member", e->name, (unsigned long long)loff);
+    if (st == NA_OK)
+        st = zip64_values(e->name, "local", b + ln, lx, v, err);
+    free(b);
+    if (st != NA_OK)
+        return st;
+    if ((le16(h + 6) & 8) == 0 && (v[0] != e->usize || v[1] != e->csize))
+        return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': local header sizes %llu/%llu "
+                          "differ from the central directory's %llu/%llu", e->name,
+                          (unsigned long long)v[0], (unsigned long long)v[1],
+                          (unsigned long long)e->usize, (unsigned long long)e->csize);
+    uint64_t pos = loff + 30 + ln + lx;
+    if (pos > z->io.size || e->csize > z->io.size - pos)
+        return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s' (%llu bytes at offset "
+                          "%llu) runs past the end of the file (%llu bytes)", e->name,
+                          (unsigned long long)e->csize, (unsigned long long)pos,
+                          (unsigned long long)z->io.size);
+    z->direct[i].at = pos;
+    if (e->method == 0 && !e->encrypted)
+        e->data_pos = pos;
+    return NA_OK;
+}
+
+/* A member's 64-bit sizes and local header offset, from its central
+ * header at the position minizip reports (APPNOTE 4.3.12) and, where a
+ * field is 0xFFFFFFFF, its zip64 extra field, read into x (65535 bytes
+ * of scratch) here: asking minizip for the extra field makes it seek
+ * back over it, which its 1.1 code does with a negative offset cast to
+ * unsigned. Marks the member for direct reads then and checks its local
+ * header. */
+static na_status_t zip64_member(na_zip_t *z, size_t i, const unz_file_info64 *fi,
+                                uint8_t *x, uint64_t *loff, na_err_t *err)
+{
+    na_zip_entry_t *e = &z->e[i];
+    uint8_t c[46];
+    na_status_t st = zip_bytes(z, e->name, "central header", z->pos[i].pos_in_zip_directory,
+                               c, sizeof c, err);
+    if (st != NA_OK)
+        return st;
+    if (le32(c) != ZIP_CEN_SIG || le16(c + 28) != fi->size_filename ||
+        le16(c + 30) != fi->size_file_extra)
+        return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': no central header at offset "
+                          "%llu (data before the archive is not supported)", e->name,
+                          (unsigned long long)z->pos[i].pos_in_zip_directory);
+    uint64_t v[3] = {le32(c + 24), le32(c + 20), le32(c + 42)};
+    if (v[0] != ZIP_U32_MAX && v[1] != ZIP_U32_MAX && v[2] != ZIP_U32_MAX) {
+        *loff = v[2];
+        return NA_OK; /* minizip's values are right */
+    }
+    uint64_t cpos = z->pos[i].pos_in_zip_directory + sizeof c + fi->size_filename;
+    st = zip_bytes(z, e->name, "central extra field", cpos, x, fi->size_file_extra, err);
+    if (st == NA_OK)
+        st = zip64_values(e->name, "central", x, fi->size_file_extra, v, err);
+    if (st != NA_OK)
+        return st;
+    e->usize = v[0];
+    e->csize = v[1];
+    *loff = v[2];
+    z->direct[i].on = 1;
+    z->direct[i].crc = le32(c + 16);
+    if (e->method == 0 && e->csize != e->usize)
+        return na_err_set(err, NA_E_FORMAT, "zip: stored member '%.200s' has compressed "
+                          "size %llu but size %llu", e->name, (unsigned long long)e->csize,
+                          (unsigned long long)e->usize);
+    return zip64_local(z, i, v[2], fi->size_filename, err);
+}
+
 /* nbuf: ZIP_NAME_MAX + 1 bytes of scratch; each name keeps only its own
- * length (a hostile archive of tiny members must not cost 64 KiB each). */
-static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, na_err_t *err)
+ * length (a hostile archive of tiny members must not cost 64 KiB each).
+ * xbuf: 65535 bytes of scratch for a central extra field. span[i]:
+ * the bytes the member takes from its local header on (a lower bound
+ * where its data position is not read), for the overlap check. */
+static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, uint8_t *xbuf,
+                               uint64_t span[2], na_err_t *err)
 {
     unz_file_info64 fi;
     int r = unzGetCurrentFileInfo64(z->uf, &fi, nbuf, ZIP_NAME_MAX + 1, NULL, 0, NULL, 0);
@@ -139,7 +337,11 @@ static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, na_err_t *err)
     e->method = (int)fi.compression_method;
     e->encrypted = (fi.flag & 1) != 0;
     e->data_pos = UINT64_MAX;
-    if (e->method == 0 && !e->encrypted) {
+    na_status_t st = zip64_member(z, i, &fi, xbuf, &span[0], err);
+    if (st != NA_OK)
+        return st;
+    span[1] = e->csize + 30; /* local header fixed part + data, at least */
+    if (e->method == 0 && !e->encrypted && !z->direct[i].on) {
         /* The local header's name and extra lengths may differ from the
          * central ones; minizip reads the local header on open. */
         r = unzOpenCurrentFile(z->uf);
@@ -156,6 +358,32 @@ static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, na_err_t *err)
             return na_err_set(err, NA_E_FORMAT, "zip: stored member '%.200s' has compressed "
                               "size %llu but size %llu", name, (unsigned long long)e->csize,
                               (unsigned long long)e->usize);
+    }
+    if (e->data_pos != UINT64_MAX && e->data_pos >= span[0])
+        span[1] = e->data_pos - span[0] + e->csize;
+    return NA_OK;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+/* Members may not share bytes with each other or run into the central
+ * directory (cd: its offset): overlapping members are how zip bombs
+ * multiply their output, and no zip writer produces them. */
+static na_status_t check_overlap(uint64_t (*span)[2], size_t n, uint64_t cd, na_err_t *err)
+{
+    qsort(span, n, sizeof *span, span_cmp);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t next = i + 1 < n ? span[i + 1][0] : cd;
+        if (next < span[i][0] || span[i][1] > next - span[i][0])
+            return na_err_set(err, NA_E_FORMAT, "zip: the member at offset %llu (%llu bytes) "
+                              "overlaps the %s at offset %llu", (unsigned long long)span[i][0],
+                              (unsigned long long)span[i][1],
+                              i + 1 < n ? "member" : "central directory",
+                              (unsigned long long)next);
     }
     return NA_OK;
 }
@@ -188,11 +416,18 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     size_t n = (size_t)gi.number_entry;
     z->e = calloc(n ? n : 1, sizeof *z->e);
     z->pos = calloc(n ? n : 1, sizeof *z->pos);
-    if (z->e == NULL || z->pos == NULL)
+    z->direct = calloc(n ? n : 1, sizeof *z->direct);
+    if (z->e == NULL || z->pos == NULL || z->direct == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
     char *nbuf = malloc(ZIP_NAME_MAX + 1);
-    if (nbuf == NULL)
+    uint8_t *xbuf = malloc(65535); /* the extra length field is 16 bits */
+    uint64_t (*span)[2] = calloc(n ? n : 1, sizeof *span);
+    if (nbuf == NULL || xbuf == NULL || span == NULL) {
+        free(nbuf);
+        free(xbuf);
+        free(span);
         return na_err_set(err, NA_E_NOMEM, "out of memory");
+    }
     r = n ? unzGoToFirstFile(z->uf) : UNZ_OK;
     na_status_t st = NA_OK;
     for (size_t i = 0; i < n && st == NA_OK; i++) {
@@ -201,10 +436,14 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
             break;
         }
         z->n = i + 1; /* counted for close even when listing fails */
-        st = list_member(z, i, nbuf, err);
+        st = list_member(z, i, nbuf, xbuf, span[i], err);
         r = unzGoToNextFile(z->uf);
     }
+    if (st == NA_OK && n > 0)
+        st = check_overlap(span, n, z->pos[0].pos_in_zip_directory, err);
     free(nbuf);
+    free(xbuf);
+    free(span);
     return st;
 }
 
@@ -229,9 +468,76 @@ int na_zip_dup_fd(const na_zip_t *z) { return dup(z->io.fd); }
 
 static void close_member(na_zip_t *z)
 {
-    if (z->open_member != SIZE_MAX)
+    if (z->open_member != SIZE_MAX && !z->direct[z->open_member].on)
         unzCloseCurrentFile(z->uf);
     z->open_member = SIZE_MAX;
+}
+
+/* Start inflating direct member i (raw deflate, RFC 1951, at its data
+ * position; APPNOTE 4.4.5 method 8). */
+static na_status_t open_inflate(na_zip_t *z, size_t i, na_err_t *err)
+{
+    if (z->inf == NULL && (z->inf = calloc(1, sizeof *z->inf)) == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    zinf_t *f = z->inf;
+    int r = f->live ? inflateReset(&f->s) : inflateInit2(&f->s, -MAX_WBITS);
+    if (r != Z_OK)
+        return zfail(z->e[i].name, r, err);
+    f->live = 1;
+    f->s.avail_in = 0;
+    f->cpos = 0;
+    f->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    z->open_member = i;
+    z->open_at = 0;
+    return NA_OK;
+}
+
+/* pull() for a direct deflated member: inflate from the file with pread;
+ * the CRC-32 is checked once the whole member has been read, as minizip
+ * does for the others. */
+static na_status_t pull_inflate(na_zip_t *z, uint8_t *dst, size_t len, na_err_t *err)
+{
+    size_t i = z->open_member;
+    const na_zip_entry_t *e = &z->e[i];
+    zinf_t *f = z->inf;
+    while (len > 0) {
+        if (f->s.avail_in == 0 && f->cpos < e->csize) {
+            size_t step = e->csize - f->cpos < sizeof f->in ? (size_t)(e->csize - f->cpos)
+                                                            : sizeof f->in;
+            if (zio_pread(&z->io, z->direct[i].at + f->cpos, f->in, step) != step) {
+                close_member(z);
+                return zfail(e->name, UNZ_ERRNO, err);
+            }
+            f->s.next_in = f->in;
+            f->s.avail_in = (uInt)step;
+            f->cpos += step;
+        }
+        uInt step = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        f->s.next_out = dst;
+        f->s.avail_out = step;
+        int r = inflate(&f->s, Z_NO_FLUSH);
+        size_t got = step - f->s.avail_out;
+        f->crc = (uint32_t)crc32(f->crc, dst, (uInt)got);
+        dst += got;
+        len -= got;
+        z->open_at += got;
+        if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) {
+            close_member(z); /* Z_NEED_DICT: no zip member has a dictionary */
+            return zfail(e->name, r == Z_MEM_ERROR ? r : Z_DATA_ERROR, err);
+        }
+        if (got == 0 && (r == Z_STREAM_END || (f->s.avail_in == 0 && f->cpos == e->csize))) {
+            close_member(z);
+            return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s' ended after %llu "
+                              "bytes (truncated or corrupt)", e->name,
+                              (unsigned long long)z->open_at);
+        }
+    }
+    if (z->open_at == e->usize) {
+        close_member(z);
+        if (f->crc != z->direct[i].crc)
+            return zfail(e->name, UNZ_CRCERROR, err);
+    }
+    return NA_OK;
 }
 
 static na_status_t open_member(na_zip_t *z, size_t i, na_err_t *err)
@@ -244,6 +550,8 @@ static na_status_t open_member(na_zip_t *z, size_t i, na_err_t *err)
         return na_err_set(err, NA_E_UNSUPPORTED, "zip: member '%.200s' uses compression "
                           "method %d (only stored and deflated are supported)", e->name,
                           e->method);
+    if (z->direct[i].on)
+        return open_inflate(z, i, err); /* stored ones never get here */
     int r = unzGoToFilePos64(z->uf, &z->pos[i]);
     if (r == UNZ_OK)
         r = unzOpenCurrentFile(z->uf);
@@ -257,6 +565,8 @@ static na_status_t open_member(na_zip_t *z, size_t i, na_err_t *err)
 /* Read exactly len bytes from the open member (fewer: truncated). */
 static na_status_t pull(na_zip_t *z, uint8_t *dst, size_t len, na_err_t *err)
 {
+    if (z->direct[z->open_member].on)
+        return pull_inflate(z, dst, len, err);
     const na_zip_entry_t *e = &z->e[z->open_member];
     while (len > 0) {
         unsigned step = len > (1u << 30) ? (1u << 30) : (unsigned)len;
@@ -297,6 +607,14 @@ na_status_t na_zip_read(na_zip_t *z, size_t i, uint64_t off, void *buf, size_t l
                           e->name, (unsigned long long)e->usize);
     if (len == 0)
         return NA_OK;
+    if (z->direct[i].on && e->data_pos != UINT64_MAX) {
+        /* zip64 member minizip 1.1 misreads: stored bytes read in place
+         * (their range was checked against the file on open) */
+        if (zio_pread(&z->io, e->data_pos + off, buf, len) != len)
+            return na_err_set(err, NA_E_IO, "zip: member '%.200s': read error at offset %llu",
+                              e->name, (unsigned long long)(e->data_pos + off));
+        return NA_OK;
+    }
     na_status_t st = NA_OK;
     if (z->open_member != i || z->open_at > off)
         st = open_member(z, i, err);
@@ -418,6 +736,10 @@ void na_zip_close(na_zip_t *z)
         free(z->e[i].name);
     free(z->e);
     free(z->pos);
+    free(z->direct);
+    if (z->inf != NULL && z->inf->live)
+        inflateEnd(&z->inf->s);
+    free(z->inf);
     free(z->skip);
     close(z->io.fd);
     free(z);

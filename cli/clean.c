@@ -197,6 +197,22 @@ static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
         snprintf(e->warn[e->n_warn++], sizeof e->warn[0], "%llu %s", v, what);
 }
 
+/* One warning per --include/--exclude pattern that names no tensor of the
+ * input: a misspelt --exclude would otherwise clean what it meant to keep
+ * with no sign of it. A warning, not an error (--together's is exit 2):
+ * the same pattern list is often reused across files that differ. */
+static void warn_unmatched(const char *input, const cli_clean_entry_t *e, size_t n,
+                           const char *flag, const char *const *pat, size_t n_pat)
+{
+    for (size_t p = 0; p < n_pat; p++) {
+        int hit = 0;
+        for (size_t i = 0; i < n && !hit; i++)
+            hit = e[i].name && fnmatch(pat[p], e[i].name, 0) == 0;
+        if (!hit)
+            cli_warn(input, "%s '%s' matches no tensor", flag, pat[p]);
+    }
+}
+
 /* Decide defaults that depend on the format; 0 or 2. */
 static int settle_options(crun_t *c)
 {
@@ -662,6 +678,13 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
         na_err_t terr;
         if (!e->cleaned && na_input_tensor(c->in, i, &t, &terr) == NA_OK)
             w->byte_order = t.byte_order;
+        /* CF readers unpack stored * scale_factor + add_offset: on
+         * normalized values that would undo the normalization. */
+        w->normalized = e->cleaned && c->o->clean.eng.normalize != NA_NORM_NONE;
+        if (w->normalized && na_input_tensor(c->in, i, &t, &terr) == NA_OK && t.packed &&
+            e->n_warn < CLI_CLEAN_MAX_WARN)
+            snprintf(e->warn[e->n_warn++], sizeof e->warn[0],
+                     "scale_factor/add_offset dropped: values are normalized");
         w->ndim = e->ndim;
         memcpy(w->shape, e->cleaned ? e->ct.out_shape : e->shape, sizeof w->shape);
         src[m++] = i;
@@ -1038,6 +1061,8 @@ int cli_clean(const cli_opts_t *o)
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);
+    warn_unmatched(c.r.input, c.r.e, c.r.n, "--include", o->clean.include, o->clean.n_include);
+    warn_unmatched(c.r.input, c.r.e, c.r.n, "--exclude", o->clean.exclude, o->clean.n_exclude);
     int jg = join_groups(&c);
     if (jg)
         return finish(&c, jg);

@@ -21,12 +21,14 @@
  *  - compound members are NAME.field (nested: NAME.a.b); two equal float
  *    members named r/i or real/imag are complex: NAME.real, NAME.imag;
  *  - CF _FillValue / missing_value: the first element of each numeric
- *    attribute becomes a missing value (na_tensor_t.missing).
+ *    attribute, cast to the dataset's type, becomes a missing value
+ *    (na_tensor_t.missing).
  */
 #include "hdf5_proto.h"
 #include "hdf5_types.h"
 
 #include <errno.h>      /* errno, EINTR */
+#include <math.h>       /* fabs, isfinite */
 #include <signal.h>     /* raise, SIGSEGV */
 #include <stdarg.h>     /* va_list */
 #include <stdio.h>      /* snprintf */
@@ -249,6 +251,7 @@ typedef struct c_ds {
     uint64_t chunk[NA_MAX_NDIM];
     uint32_t n_missing;
     double missing[2];
+    uint32_t packed;        /* has an attribute na_h5_packing_attr names */
     int filter_missing;     /* a filter is not available */
     char filter_msg[300];
     char detail[600];
@@ -396,10 +399,21 @@ static void ds_layout(hid_t dset, hid_t dcpl, c_ds_t *d)
 }
 
 /* CF missing-value attributes: numeric, at least one element; the first
- * element is used (a vector missing_value lists several; we take one). */
-static void ds_missing(hid_t dset, c_ds_t *d)
+ * element is used. A marker is cast to the variable's type before it is
+ * compared, as netCDF-C and xarray do (CF 1.11 section 2.5.1: _FillValue
+ * and missing_value have the variable's type; netCDF4-python casts them to
+ * the variable's dtype): an f8 -9999.9 marks the F32 value
+ * (float)-9999.9, which an F32 element equals, where the double -9999.9
+ * would match nothing. ft is the dataset's type: the cast is a round trip
+ * through it by H5Tconvert, for integer and float types only (compound
+ * members keep the double). A vector missing_value (CF allows several
+ * values) is honoured for its first element only, with a note saying so. */
+static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
 {
     static const char *names[2] = {"_FillValue", "missing_value"};
+    d->packed = (uint32_t)na_h5_has_packing(dset);
+    H5T_class_t fcl = H5Tget_class(ft);
+    int cast = (fcl == H5T_INTEGER || fcl == H5T_FLOAT) && H5Tget_size(ft) <= sizeof(double);
     for (int k = 0; k < 2; k++) {
         if (H5Aexists(dset, names[k]) <= 0) {
             H5Eclear2(H5E_DEFAULT);
@@ -416,8 +430,24 @@ static void ds_missing(hid_t dset, c_ds_t *d)
         if ((cl == H5T_INTEGER || cl == H5T_FLOAT) && np >= 1 && np <= 64) {
             double v[64];
             if (H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
-                d->missing[d->n_missing++] = v[0];
-                cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], v[0]);
+                double m = v[0];
+                /* In place: 8 bytes hold any element of at most 8 bytes. */
+                union { double d; unsigned char b[sizeof(double)]; } u = {m};
+                /* Only a rounding is taken: libhdf5 saturates a value out of
+                 * the type's range (1e20 -> I16 32767) and makes NaN an
+                 * integer, and such a marker must match nothing, not the
+                 * largest value. 1/8 is wider than any float type's
+                 * rounding (F8_E4M3: 1/16) and narrower than a saturation. */
+                if (cast && isfinite(m) &&
+                    H5Tconvert(H5T_NATIVE_DOUBLE, ft, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
+                    H5Tconvert(ft, H5T_NATIVE_DOUBLE, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
+                    (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1))
+                    m = u.d;
+                d->missing[d->n_missing++] = m;
+                cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], m);
+                if (np > 1)
+                    c_note(c, "%s: %s has %lld values; only the first (%.17g) is honoured",
+                           d->path, names[k], (long long)np, m);
             }
         }
         if (at >= 0)
@@ -512,6 +542,7 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     o.e.unallocated_chunks = d->unalloc;
     o.e.elem_size = ty->esize;
     o.e.n_missing = d->n_missing;
+    o.e.packed = d->packed;
     memcpy(o.e.missing, d->missing, sizeof o.e.missing);
     snprintf(o.detail, sizeof o.detail, "%s", d->detail);
     snprintf(o.reason, sizeof o.reason, "%s", ty->reason);
@@ -804,7 +835,7 @@ static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *p
         d.offset = off;
         if (off == HADDR_UNDEF)
             d.contiguous = 0;
-        ds_missing(dset, &d);
+        ds_missing(c, dset, ft, &d);
         c_walk_t w;
         memset(&w, 0, sizeof w);
         w.c = c;

@@ -225,6 +225,26 @@ static void leaf_type0(hid_t ft, c_type_t *r)
     }
 }
 
+static const char *const packing[] = {"scale_factor", "add_offset", "valid_min", "valid_max",
+                                      "valid_range"};
+
+int na_h5_packing_attr(const char *name)
+{
+    for (size_t i = 0; i < sizeof packing / sizeof packing[0]; i++)
+        if (!strcmp(name, packing[i]))
+            return 1;
+    return 0;
+}
+
+int na_h5_has_packing(hid_t obj)
+{
+    int has = 0;
+    for (size_t i = 0; i < sizeof packing / sizeof packing[0] && !has; i++)
+        has = H5Aexists(obj, packing[i]) > 0;
+    H5Eclear2(H5E_DEFAULT);
+    return has;
+}
+
 void na_h5t_classify(hid_t ft, c_type_t *r)
 {
     memset(r, 0, sizeof *r);

@@ -41,5 +41,14 @@ void na_h5c_cause(char *buf, size_t cap);
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf);
 int na_h5c_is_complex(hid_t ct);
 
+/* 1 when attribute name describes a variable's stored values rather than
+ * what they mean, so it is wrong on normalized values: the CF packing
+ * attributes scale_factor and add_offset (unpacked = stored * scale_factor
+ * + add_offset) and the valid range valid_min, valid_max, valid_range (CF
+ * conventions 1.11, sections 8.1 "Packed Data" and 2.5.1). */
+int na_h5_packing_attr(const char *name);
+/* 1 when object obj has one of those attributes (errors read as 0). */
+int na_h5_has_packing(hid_t obj);
+
 #endif /* NA_HAVE_HDF5 */
 #endif /* NA_HDF5_TYPES_H */

@@ -26,7 +26,8 @@
  *    --normalize become F32 in the input's byte order), the new row count
  *    along axis 0 (a fixed maximum extent follows it, an unlimited one
  *    stays), a chunk extent larger than the new extent shrunk to it (1
- *    for 0 rows), and every attribute;
+ *    for 0 rows), and every attribute (but scale_factor, add_offset and
+ *    the valid_* range of a dataset clean normalized: na_h5_packing_attr);
  *  - compound fields (NAME.field, nested NAME.a.b, complex NAME.real and
  *    NAME.imag as hdf5_child.c names them) are written into their
  *    dataset with a memory type holding only that member; libhdf5 keeps
@@ -522,6 +523,7 @@ typedef struct acopy {
     hid_t dst;
     const char *path;
     hid_t conv; /* a cleaned dataset's new type when it changed, else -1 */
+    int drop_packing; /* values normalized: leave out the CF packing attributes */
 } acopy_t;
 
 /* One iteration over obj's attributes or links in index order ix. */
@@ -549,16 +551,17 @@ static herr_t attrs_iter(hid_t obj, H5_index_t ix, void *ud)
     return H5Aiterate2(obj, ix, H5_ITER_INC, &i, attr_cb, ud);
 }
 
-/* Every attribute of src onto dst; conv as in acopy_t. */
-static int copy_attrs_conv(wctx_t *c, hid_t src, hid_t dst, const char *path, hid_t conv)
+/* Every attribute of src onto dst; conv and drop_packing as in acopy_t. */
+static int copy_attrs_conv(wctx_t *c, hid_t src, hid_t dst, const char *path, hid_t conv,
+                           int drop_packing)
 {
-    acopy_t a = {c, dst, path, conv};
+    acopy_t a = {c, dst, path, conv, drop_packing};
     return in_order(c, src, attrs_iter, &a, "cannot list the attributes", path);
 }
 
 static int copy_attrs(wctx_t *c, hid_t src, hid_t dst, const char *path)
 {
-    return copy_attrs_conv(c, src, dst, path, -1);
+    return copy_attrs_conv(c, src, dst, path, -1, 0);
 }
 
 /* The CF missing-value attributes must have the variable's type (CF
@@ -623,10 +626,14 @@ static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcp
 }
 
 /* Read the attribute with its own (transient copy of the) file type and
- * write the same bytes: no conversion, variable-length data included. */
+ * write the same bytes: no conversion, variable-length data included.
+ * A normalized dataset loses the attributes that describe its stored
+ * values (na_h5_packing_attr): a CF reader would unpack normalized values. */
 static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *ud)
 {
     acopy_t *a = ud;
+    if (a->drop_packing && na_h5_packing_attr(name))
+        return 0;
     hid_t at = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t ft = at >= 0 ? H5Aget_type(at) : -1, ty = ft >= 0 ? H5Tcopy(ft) : -1;
     hid_t sp = at >= 0 ? H5Aget_space(at) : -1, acpl = at >= 0 ? H5Aget_create_plist(at) : -1;
@@ -663,7 +670,7 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
  * dims (a fixed maximum extent follows the extent; chunks that no longer
  * fit are shrunk), then copy src's attributes. The new dataset or -1. */
 static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t lcpl, hid_t ty,
-                      const uint64_t *dims, const char *path)
+                      const uint64_t *dims, const char *path, int drop_packing)
 {
     hid_t ssp = H5Dget_space(src), dcpl = H5Dget_create_plist(src), sp = -1, out = -1;
     if (ssp < 0 || dcpl < 0) {
@@ -726,7 +733,7 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
                      ? ty : -1;
     if (out < 0)
         w_h5err(c, "cannot create the cleaned dataset", path);
-    else if (copy_attrs_conv(c, src, out, path, conv) < 0) {
+    else if (copy_attrs_conv(c, src, out, path, conv, drop_packing) < 0) {
         H5Dclose(out);
         out = -1;
     }
@@ -856,7 +863,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         if (cl.memtype >= 0)
             H5Tclose(cl.memtype);
         ty = same_types ? H5Tcopy(ft) : out_type(ft, w0->dtype, 1);
-        out = ty < 0 ? -1 : recreate(c, src, dst, name, lcpl, ty, w0->shape, path);
+        out = ty < 0 ? -1 : recreate(c, src, dst, name, lcpl, ty, w0->shape, path, w0->normalized);
         r = out < 0 ? w_err(c, NA_E_WRITE, "%s: cannot write dtype %s", path,
                             na_dtype_name(w0->dtype))
                     : 0;
@@ -878,7 +885,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
             H5Tclose(ty);
             ty = H5Tcopy(ft);
         }
-        if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path)) < 0)
+        if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path, 0)) < 0)
             r = -1;
     }
     for (size_t k = 0; r == 0 && k < nj; k++) {

@@ -41,6 +41,9 @@ typedef struct na_wtensor {
     na_endian_t byte_order; /* of the bytes: NA_LITTLE for cleaned tensors
                              * (na_clean_emit), the input's for copied ones
                              * (the .npy writer's descr says which) */
+    int normalized;    /* cleaned with --normalize: the HDF5 writer drops the
+                        * attributes describing stored values (CF packing,
+                        * na_tensor_t.packed) */
 } na_wtensor_t;
 
 /* Where the writer's file and its input are, for writers that need more

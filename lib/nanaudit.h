@@ -209,6 +209,10 @@ typedef struct na_tensor {
      * allocated reads as its fill value): the scan reads one element and
      * derives the rest (lib/scan_const.c), whatever the element count. */
     int constant;
+    /* 1: attributes describe the stored values (CF scale_factor,
+     * add_offset, valid_min/max/range on an HDF5 dataset); the HDF5 writer
+     * drops them from a normalized copy and clean warns (formats/hdf5.c). */
+    int packed;
 } na_tensor_t;
 
 /* Row-major (C-order) multi-index of flat index `flat` in `shape`

@@ -3,8 +3,8 @@
 # header lies past 4 GiB (issue 7: offsets and counts past 2^32 are right).
 # Debian's minizip 1.1 never takes these values from the zip64 extra field
 # on a 64-bit machine (formats/zip.c, "zip64 values minizip 1.1 misreads"):
-# before the fix the big member was "data truncated" and the one after it
-# "bad zip structure (-103)".
+# it reports the big member's sizes as 4294967295, and before the fix the
+# member after it failed with "bad zip structure (-103)".
 #  - an .npz written by Python's zipfile (stored, force_zip64, the .npy
 #    header from numpy's own writer): big.npy is an F32 array of 2^30 + 1024
 #    elements (2^32 + 4096 bytes of data), zero but for 5.0 at index 7, a

@@ -430,24 +430,41 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
         if ((cl == H5T_INTEGER || cl == H5T_FLOAT) && np >= 1 && np <= 64) {
             double v[64];
             if (H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
-                double m = v[0];
-                /* In place: 8 bytes hold any element of at most 8 bytes. */
-                union { double d; unsigned char b[sizeof(double)]; } u = {m};
-                /* Only a rounding is taken: libhdf5 saturates a value out of
-                 * the type's range (1e20 -> I16 32767) and makes NaN an
-                 * integer, and such a marker must match nothing, not the
-                 * largest value. 1/8 is wider than any float type's
-                 * rounding (F8_E4M3: 1/16) and narrower than a saturation. */
-                if (cast && isfinite(m) &&
-                    H5Tconvert(H5T_NATIVE_DOUBLE, ft, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
-                    H5Tconvert(ft, H5T_NATIVE_DOUBLE, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
-                    (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1))
-                    m = u.d;
-                d->missing[d->n_missing++] = m;
-                cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], m);
-                if (np > 1)
-                    c_note(c, "%s: %s has %lld values; only the first (%.17g) is honoured",
-                           d->path, names[k], (long long)np, m);
+                /* Every value of a vector missing_value (CF allows
+                 * several) takes a marker slot, _FillValue first; equal
+                 * values share one; what does not fit is said in a note. */
+                long long left = 0;
+                for (hssize_t j = 0; j < np; j++) {
+                    double m = v[j];
+                    /* In place: 8 bytes hold any element of at most 8 bytes. */
+                    union { double d; unsigned char b[sizeof(double)]; } u = {m};
+                    /* Only a rounding is taken: libhdf5 saturates a value
+                     * out of the type's range (1e20 -> I16 32767) and makes
+                     * NaN an integer, and such a marker must match nothing,
+                     * not the largest value. 1/8 is wider than any float
+                     * type's rounding (F8_E4M3: 1/16) and narrower than a
+                     * saturation. */
+                    if (cast && isfinite(m) &&
+                        H5Tconvert(H5T_NATIVE_DOUBLE, ft, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
+                        H5Tconvert(ft, H5T_NATIVE_DOUBLE, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
+                        (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1))
+                        m = u.d;
+                    int dup = 0;
+                    for (uint32_t i = 0; i < d->n_missing; i++)
+                        dup |= d->missing[i] == m;
+                    if (dup)
+                        continue;
+                    if (d->n_missing >= sizeof d->missing / sizeof d->missing[0]) {
+                        left++;
+                        continue;
+                    }
+                    d->missing[d->n_missing++] = m;
+                    cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], m);
+                }
+                if (left)
+                    c_note(c, "%s: %s: %lld value%s beyond the %zu markers honoured (_FillValue "
+                           "and missing_value together) ignored", d->path, names[k], left,
+                           left == 1 ? "" : "s", sizeof d->missing / sizeof d->missing[0]);
             }
         }
         if (at >= 0)

@@ -65,16 +65,23 @@ def test_out_of_range_marker_on_i16():
 
 
 def test_vector_missing_value():
-    # honoured for its first value only (clean's stand-ins hold two
-    # markers), and said so: a note, the count of the first value only
+    # every value of a vector missing_value takes one of the two marker
+    # slots (clean's stand-ins hold two), _FillValue first; what does not
+    # fit is said in a note and not counted
     x = np.array([1, 2, -1, -2, 5, -1], np.float32)
     src = cm.write("vec.h5", x, {"missing_value": np.array([-1, -2], np.float64)})
     got = scan_missing(src)
-    cm.check("vector missing_value: first value counted", got == [2], str(got))
+    cm.check("vector missing_value: both values counted", got == [3], str(got))
     p = subprocess.run([cm.EXE, "scan", src], capture_output=True, text=True)
-    cm.check("vector missing_value: note",
-             "note: /x: missing_value has 2 values; only the first (-1) is honoured" in p.stdout,
-             p.stdout)
+    cm.check("vector missing_value: no note", "note:" not in p.stdout, p.stdout)
+    src = cm.write("vec3.h5", x, {"_FillValue": np.float32(5),
+                                  "missing_value": np.array([-1, -2], np.float64)})
+    got = scan_missing(src)
+    cm.check("_FillValue + vector: _FillValue and the first value", got == [3], str(got))
+    p = subprocess.run([cm.EXE, "scan", src], capture_output=True, text=True)
+    cm.check("_FillValue + vector: note",
+             "note: /x: missing_value: 1 value beyond the 2 markers honoured (_FillValue and "
+             "missing_value together) ignored" in p.stdout, p.stdout)
 
 
 def main():

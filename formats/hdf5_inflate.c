@@ -98,13 +98,22 @@ na_status_t na_h5i_assemble(const uint8_t *raw, const h5p_chunk_t *ck, size_t nk
             uint64_t got = 0;
             int zr = inflate_chunk(dec, tmp, cbytes, raw + ck[i].offset, ck[i].bytes, &got);
             if (zr != Z_OK || got != cbytes) {
+                /* the first failure's message; `bad` is read by the other
+                 * threads without the lock, so it is only ever accessed
+                 * atomically (ThreadSanitizer) */
 #pragma omp critical(na_h5i_msg)
-                if (!bad) {
-                    snprintf(msg, sizeof msg, "chunk %llu: deflate: %s (%lu of %llu bytes)",
-                             (unsigned long long)ck[i].index,
-                             zr != Z_OK ? zError(zr) : "wrong size", (unsigned long)got,
-                             (unsigned long long)cbytes);
-                    bad = 2;
+                {
+                    int was;
+#pragma omp atomic read
+                    was = bad;
+                    if (!was) {
+                        snprintf(msg, sizeof msg, "chunk %llu: deflate: %s (%lu of %llu bytes)",
+                                 (unsigned long long)ck[i].index,
+                                 zr != Z_OK ? zError(zr) : "wrong size", (unsigned long)got,
+                                 (unsigned long long)cbytes);
+#pragma omp atomic write
+                        bad = 2;
+                    }
                 }
                 continue;
             }

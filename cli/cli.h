@@ -128,7 +128,6 @@ typedef struct cli_device {
     na_backend_t cpu, gpu;
     int gpu_state;            /* 0 not tried, 1 open, -1 unusable */
     int run_too_small;        /* auto: the CPU is faster for this run */
-    int threads;              /* auto: the CPU threads planned with */
     uint64_t on_gpu, on_cpu;  /* tensors scanned on each */
     uint64_t on_cpu_kept;     /* of on_cpu: missing values, no stored data */
     char name[40];            /* the report's "device" */
@@ -138,9 +137,6 @@ typedef struct cli_device {
 int cli_device_parse(const char *arg, int *mode, int *ordinal);
 /* 0, or 4 after printing why --device cuda cannot be used. */
 int cli_device_open(cli_device_t *d, int mode, int ordinal);
-/* auto: the run's size in bytes above which the GPU repays its start-up
- * with `threads` CPU threads (device.c has the model); -1: never. */
-double cli_device_breakeven(int threads);
 /* auto: decide from the run's total input size (bytes of the files to
  * scan) and the thread count (0: OpenMP's default) whether CUDA may be
  * tried at all; call before the first cli_device_scan. */

@@ -40,7 +40,9 @@
 #define CLI_AUTO_GPU_BPS 50e9         /* GPU end to end, bytes/s */
 #define CLI_AUTO_CPU_BPS_THREAD 2.4e9 /* CPU scan per thread, bytes/s */
 
-double cli_device_breakeven(int threads)
+/* The run size in bytes above which the GPU repays its start-up with
+ * `threads` CPU threads (the model above); -1: never. */
+static double breakeven(int threads)
 {
     double cpu = CLI_AUTO_CPU_BPS_THREAD * (threads > 0 ? threads : 1);
     if (cpu >= CLI_AUTO_GPU_BPS)
@@ -53,8 +55,7 @@ void cli_device_plan(cli_device_t *d, uint64_t total_bytes, int threads)
 {
     if (d->mode != CLI_DEV_AUTO)
         return;
-    d->threads = threads > 0 ? threads : omp_get_max_threads();
-    double be = cli_device_breakeven(d->threads);
+    double be = breakeven(threads > 0 ? threads : omp_get_max_threads());
     d->run_too_small = be < 0 || (double)total_bytes <= be;
 }
 

@@ -6,12 +6,7 @@
 # buffer is an error naming its size (exit 3), the datasets still audited;
 # without the flag neither is looked at (exit 0).
 . "$(dirname "$0")/helpers.sh"
-rc=0
-"$NANAUDIT" scan "$NA_TEST_DATA/real/hdf5/hdfgroup-tall.h5" >/dev/null 2>&1 </dev/null || rc=$?
-if [ "$rc" = 3 ]; then
-    echo "SKIP $NA_TEST_NAME: this nanaudit was built without HDF5"
-    exit 0
-fi
+skip_without_hdf5
 "$NA_PYTHON" - "$T/big.h5" "$T/huge.h5" <<'PY' || fail "writing files with h5py"
 import sys
 import h5py

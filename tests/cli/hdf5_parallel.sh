@@ -7,12 +7,7 @@
 # dataset larger than one 64 MiB window), unallocated chunks (which fall
 # back to H5Dread) and any --threads.
 . "$(dirname "$0")/helpers.sh"
-rc=0
-"$NANAUDIT" scan "$NA_TEST_DATA/real/hdf5/hdfgroup-tall.h5" >/dev/null 2>&1 </dev/null || rc=$?
-if [ "$rc" = 3 ]; then
-    echo "SKIP $NA_TEST_NAME: this nanaudit was built without HDF5"
-    exit 0
-fi
+skip_without_hdf5
 F="$T/par.h5"
 "$NA_PYTHON" - "$F" <<'PY' || fail "writing $F with h5py"
 import sys

@@ -4,12 +4,7 @@
 # (_FillValue / missing_value, issue 3), with the same count as JSON
 # "missing"; a file without any, or --missing none, keeps the plain table.
 . "$(dirname "$0")/helpers.sh"
-rc=0
-"$NANAUDIT" scan "$NA_TEST_DATA/real/hdf5/hdfgroup-tall.h5" >/dev/null 2>&1 </dev/null || rc=$?
-if [ "$rc" = 3 ]; then
-    echo "SKIP $NA_TEST_NAME: this nanaudit was built without HDF5"
-    exit 0
-fi
+skip_without_hdf5
 "$NA_PYTHON" - "$T/m.h5" "$T/p.h5" <<'PY' || fail "writing files with h5py"
 import sys
 import h5py

@@ -7,12 +7,7 @@
 # found at their row-major indices, and the statistics must be those of
 # the values written.
 . "$(dirname "$0")/helpers.sh"
-rc=0
-"$NANAUDIT" scan "$NA_TEST_DATA/real/hdf5/hdfgroup-tall.h5" >/dev/null 2>&1 </dev/null || rc=$?
-if [ "$rc" = 3 ]; then
-    echo "SKIP $NA_TEST_NAME: this nanaudit was built without HDF5"
-    exit 0
-fi
+skip_without_hdf5
 F="$T/win.h5"
 "$NA_PYTHON" - "$F" <<'PY' || fail "writing $F with h5py"
 import sys

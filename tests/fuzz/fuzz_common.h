@@ -34,13 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* An anonymous in-memory file holding data (memfd_create(2)): mmap and
  * pread work on it as on a disk file, with no file system writes.
  * Returns the descriptor, or -1 (the input is then skipped). */
-static inline int fz_memfd(const uint8_t *data, size_t size)
+/* Write all of data to fd; 0, or -1 after closing fd. */
+static inline int fz_write_all(int fd, const uint8_t *data, size_t size)
 {
-    int fd = memfd_create("nanaudit-fuzz", MFD_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t done = 0;
-    while (done < size) {
+    for (size_t done = 0; done < size;) {
         ssize_t w = write(fd, data + done, size - done);
         if (w <= 0) {
             close(fd);
@@ -48,6 +45,14 @@ static inline int fz_memfd(const uint8_t *data, size_t size)
         }
         done += (size_t)w;
     }
+    return 0;
+}
+
+static inline int fz_memfd(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("nanaudit-fuzz", MFD_CLOEXEC);
+    if (fd < 0 || fz_write_all(fd, data, size) != 0)
+        return -1;
     return fd;
 }
 

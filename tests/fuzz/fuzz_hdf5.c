@@ -54,17 +54,8 @@ static int fz_tmpfile(const uint8_t *data, size_t size)
         close(fd);
     }
     int fd = open(g_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0 || fz_write_all(fd, data, size) != 0)
         return -1;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, data + done, size - done);
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)w;
-    }
     close(fd);
     return open(g_path, O_RDONLY | O_CLOEXEC);
 }

@@ -160,6 +160,7 @@ static na_status_t read_at(int fd, uint64_t off, size_t len, uint8_t *buf, size_
                            na_err_t *err)
 {
     size_t done = 0;
+    *got = 0;
     while (done < len) {
         ssize_t r = pread(fd, buf + done, len - done, (off_t)(off + done));
         if (r < 0 && errno == EINTR)

@@ -72,35 +72,6 @@ static void drop_tmp(void)
     }
 }
 
-/* A source that hashes the input's bytes as the write pass reads them
- * (each tensor once, from 0 up, in storage order), so the SHA-256 of a
- * safetensors input costs no read of its own: header bytes + tensor data
- * in storage order = the whole file (no bytes after the last tensor). */
-typedef struct hsrc {
-    na_source_t inner;
-    na_sha_t *sha;
-    uint64_t next;   /* bytes of this tensor hashed so far */
-    uint64_t *total; /* bytes hashed in all */
-    int *gap;        /* set when a read skipped bytes: hash not usable */
-} hsrc_t;
-
-static na_status_t hsrc_read(void *ctx, uint64_t off, size_t len, const uint8_t **ptr,
-                             na_err_t *err)
-{
-    hsrc_t *h = ctx;
-    na_status_t st = h->inner.read(h->inner.ctx, off, len, ptr, err);
-    if (st != NA_OK || off + len <= h->next)
-        return st;
-    if (off != h->next) {
-        *h->gap = 1;
-        return st;
-    }
-    na_sha_update(h->sha, *ptr, len);
-    h->next += len;
-    *h->total += len;
-    return st;
-}
-
 /* The 64 zeros stand for the hash until it is known; the placeholder as
  * it appears inside the JSON-in-JSON of the header (quotes escaped). */
 #define SHA_ZEROS "0000000000000000000000000000000000000000000000000000000000000000"
@@ -114,60 +85,28 @@ typedef struct crun {
     na_input_t *in;
     json_t *params;
     char cmdline[2048];
-    na_sha_t *sha;          /* hashing the input during the write pass */
-    uint64_t hashed;
-    int gap;
+    na_sha_job_t *sha;      /* the input's SHA-256, on its own thread */
     size_t *group;          /* per entry: 1 + its --together group, or 0 */
 } crun_t;
 
-/* Wrap t's source so that reads are hashed (when hashing). */
-static void hash_source(crun_t *c, na_tensor_t *t, hsrc_t *h)
+/* The input's SHA-256 into c->r.sha: the thread cli_clean started
+ * before fitting (it read the file while the passes ran), or a read of
+ * its own when no thread could be started. */
+static na_status_t hash_input(crun_t *c, na_err_t *err)
 {
-    if (!c->sha)
-        return;
-    h->inner = t->src;
-    h->sha = c->sha;
-    h->next = 0;
-    h->total = &c->hashed;
-    h->gap = &c->gap;
-    t->src.read = hsrc_read;
-    t->src.ctx = h;
-    t->src.fill = NULL; /* the inner's, for its ctx; and every byte is hashed */
+    na_sha_job_t *j = c->sha;
+    c->sha = NULL;
+    return j ? na_sha256_file_join(j, c->r.sha, err) : na_sha256_file(c->r.input, c->r.sha, err);
 }
 
-/* Start hashing a safetensors input: its header bytes (all bytes before
- * the tensor data) now, the data as the write pass reads it. */
-static void hash_begin(crun_t *c)
-{
-    if (strcmp(c->r.format, "safetensors"))
-        return;
-    uint64_t data = na_safetensors_data_bytes(c->in);
-    uint64_t head = c->in->file_size - data;
-    c->sha = na_sha_new();
-    int fd = open(c->r.input, O_RDONLY | O_CLOEXEC);
-    char *buf = head <= (1u << 30) ? malloc(head ? (size_t)head : 1) : NULL;
-    if (!c->sha || fd < 0 || !buf || pread(fd, buf, (size_t)head, 0) != (ssize_t)head)
-        c->gap = 1; /* fall back to a read of its own (hash_end) */
-    else
-        na_sha_update(c->sha, buf, (size_t)head);
-    c->hashed = head;
-    free(buf);
-    if (fd >= 0)
-        close(fd);
-}
-
-/* The hash of the input, into c->r.sha; then put it in place of the
- * zeros in the written header. 0, or -1 with err set. */
+/* The hash of the input, into c->r.sha; then, for safetensors, put it in
+ * place of the zeros in the written header. 0, or -1 with err set. */
 static int hash_end(crun_t *c, na_writer_t *w, int fd, na_err_t *err)
 {
-    if (!c->sha && strcmp(c->r.format, "safetensors"))
+    if (!c->r.sha[0] && hash_input(c, err) != NA_OK)
+        return -1;
+    if (strcmp(c->r.format, "safetensors"))
         return 0;
-    na_sha_final(c->sha, c->r.sha);
-    c->sha = NULL;
-    if (c->gap || c->hashed != c->in->file_size || !c->r.sha[0]) {
-        if (na_sha256_file(c->r.input, c->r.sha, err) != NA_OK)
-            return -1;
-    }
     uint64_t at = na_writer_header_find(w, SHA_MARK SHA_ZEROS, strlen(SHA_MARK SHA_ZEROS));
     if (at == UINT64_MAX) {
         na_err_set(err, NA_E_INTERNAL, "no SHA-256 placeholder in the written header");
@@ -630,10 +569,7 @@ static na_status_t copy_tensor(crun_t *c, size_t i, na_writer_t *w, uint64_t byt
                                na_err_t *err)
 {
     na_tensor_t t;
-    hsrc_t h;
     na_status_t st = na_input_tensor(c->in, i, &t, err);
-    if (t.src.read)
-        hash_source(c, &t, &h);
     if (!t.src.read)
         return st != NA_OK ? st : na_err_set(err, NA_E_INTERNAL, "no data source");
     for (uint64_t off = 0; off < bytes;) {
@@ -693,12 +629,10 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
 }
 
 /* For writers that store metadata at finish (HDF5): the input's SHA-256
- * (one read of the file of its own: the HDF5 reader's child reads the
- * data, so no pass sees the file's bytes) in place of the zeros of prov,
- * then the provenance entry. */
+ * in place of the zeros of prov, then the provenance entry. */
 static na_status_t late_meta(crun_t *c, na_writer_t *w, char *prov, na_err_t *err)
 {
-    na_status_t st = na_sha256_file(c->r.input, c->r.sha, err);
+    na_status_t st = hash_input(c, err);
     char *z = strstr(prov, "\"input_sha256\":\"" SHA_ZEROS);
     if (st == NA_OK && z)
         memcpy(z + strlen("\"input_sha256\":\""), c->r.sha, 64);
@@ -874,8 +808,6 @@ static int write_output(crun_t *c)
     na_wopts_t wo = {c->r.input, g_tmp, c->o->open.hdf5_timeout};
     if (st == NA_OK)
         st = wf->open(fd, &wo, wt, m, meta, k, &w, &err);
-    if (st == NA_OK)
-        hash_begin(c);
     for (size_t j = 0; j < m && st == NA_OK; j++) {
         cli_clean_entry_t *e = &c->r.e[src[j]];
         st = na_writer_begin(w, j, &err);
@@ -883,9 +815,7 @@ static int write_output(crun_t *c)
             break;
         if (e->cleaned && e->ct.rows) {
             na_tensor_t t;
-            hsrc_t h;
             st = na_input_tensor(c->in, src[j], &t, &err);
-            hash_source(c, &t, &h);
             if (st == NA_OK)
                 st = na_clean_emit(&t, &c->eng, &e->ct, sink, w, &err);
             e->emitted = st == NA_OK;
@@ -906,11 +836,6 @@ static int write_output(crun_t *c)
         st = na_writer_finish(w, &err);
     if (st == NA_OK && hash_end(c, w, fd, &err) != 0)
         st = err.msg[0] ? NA_E_WRITE : NA_E_INTERNAL;
-    if (c->sha) { /* an error stopped the pass before hash_end */
-        char unused[65];
-        na_sha_final(c->sha, unused);
-        c->sha = NULL;
-    }
     na_writer_free(w);
     if (st == NA_OK && !c->o->clean.no_fsync && fsync(fd) != 0)
         st = na_err_set(&err, NA_E_WRITE, "fsync: %s", strerror(errno));
@@ -1009,6 +934,7 @@ static int finish(crun_t *c, int rc)
         if (f && fclose(f) != 0)
             rc = cli_exit_merge(rc, 4);
     }
+    na_sha256_file_cancel(c->sha); /* an error or a refusal came first */
     for (size_t i = 0; i < c->r.n; i++)
         na_clean_tensor_free(&c->r.e[i].ct);
     free(c->r.e);
@@ -1058,6 +984,7 @@ int cli_clean(const cli_opts_t *o)
     if (rc)
         return finish(&c, rc);
     build_cmdline(&c);
+        c.sha = na_sha256_file_start(c.r.input);
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);

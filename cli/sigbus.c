@@ -25,7 +25,7 @@
 
 #include <signal.h>   /* sigaction, raise, SIGBUS */
 #include <string.h>   /* memset */
-#include <unistd.h>   /* write, _exit, getpid, unlink */
+#include <unistd.h>   /* write, _exit, getpid, unlink, pause */
 
 static pid_t g_main_pid; /* the process that installed the handler */
 static const char *g_tmp_path;              /* clean's temporary file */
@@ -50,6 +50,12 @@ static void on_sigbus(int sig)
         raise(sig);
         return;
     }
+    /* Threads that fault together: one message, from the first; the
+     * others wait for its _exit. */
+    static int entered;
+    if (__atomic_exchange_n(&entered, 1, __ATOMIC_SEQ_CST))
+        for (;;)
+            pause();
     int clean = g_tmp_live != NULL;
     if (clean && *g_tmp_live)
         unlink(g_tmp_path);

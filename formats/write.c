@@ -9,7 +9,12 @@
 
 #include <errno.h>          /* errno, EINTR */
 #include <fcntl.h>          /* open */
+#include <openssl/crypto.h> /* OPENSSL_thread_stop */
 #include <openssl/evp.h>    /* EVP_DigestInit_ex, EVP_sha256 */
+#include <pthread.h>        /* pthread_create */
+#include <semaphore.h>      /* sem_post, sem_wait */
+#include <signal.h>         /* pthread_sigmask */
+#include <stdatomic.h>      /* atomic_int */
 #include <stdlib.h>         /* malloc, free */
 #include <string.h>         /* strcmp, strerror, memcpy */
 #include <unistd.h>         /* write, read, close */
@@ -223,17 +228,25 @@ void na_writer_free(na_writer_t *w)
         w->v->free(w);
 }
 
-na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err)
+/* na_sha256_file's loop; once *stop is set (another thread), it stops
+ * at the next 1 MiB with NA_E_INTERNAL. */
+static na_status_t sha_file(const char *path, char hex[65], const atomic_int *stop, na_err_t *err)
 {
+    hex[0] = '\0';
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return na_err_set(err, NA_E_IO, "cannot open for SHA-256: %s", strerror(errno));
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    na_sha_t *s = na_sha_new();
     uint8_t *buf = malloc(NA_WBUF);
     na_status_t st = NA_OK;
-    if (!ctx || !buf || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+    if (!s || !buf)
         st = na_err_set(err, NA_E_NOMEM, "SHA-256: out of memory");
     while (st == NA_OK) {
+        if (stop && atomic_load_explicit(stop, memory_order_relaxed)) {
+            st = na_err_set(err, NA_E_INTERNAL, "SHA-256 stopped");
+            break;
+        }
         ssize_t k = read(fd, buf, NA_WBUF);
         if (k < 0 && errno == EINTR)
             continue;
@@ -241,22 +254,99 @@ na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err)
             st = na_err_set(err, NA_E_IO, "read error: %s", strerror(errno));
         else if (k == 0)
             break;
-        else if (EVP_DigestUpdate(ctx, buf, (size_t)k) != 1)
-            st = na_err_set(err, NA_E_INTERNAL, "SHA-256 update failed");
+        else
+            na_sha_update(s, buf, (size_t)k);
     }
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    if (st == NA_OK && (EVP_DigestFinal_ex(ctx, md, &len) != 1 || len != 32))
+    char h[65];
+    na_sha_final(s, h);
+    if (st == NA_OK && !h[0])
         st = na_err_set(err, NA_E_INTERNAL, "SHA-256 final failed");
-    for (unsigned i = 0; st == NA_OK && i < 32; i++) {
-        static const char hx[] = "0123456789abcdef";
-        hex[2 * i] = hx[md[i] >> 4];
-        hex[2 * i + 1] = hx[md[i] & 15];
-    }
     if (st == NA_OK)
-        hex[64] = '\0';
-    EVP_MD_CTX_free(ctx);
+        memcpy(hex, h, 65);
     free(buf);
     close(fd);
     return st;
+}
+
+na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err)
+{
+    return sha_file(path, hex, NULL, err);
+}
+
+/* The thread is detached and posts `done` as its last touch of the job,
+ * so that a process that ends without joining it (cli/sigbus.c's _exit)
+ * leaves no thread unjoined. */
+struct na_sha_job {
+    char *path;
+    char hex[65];
+    na_status_t st;
+    na_err_t err;
+    atomic_int stop;
+    sem_t done;
+};
+
+static void *sha_job_main(void *arg)
+{
+    na_sha_job_t *j = arg;
+    j->st = sha_file(j->path, j->hex, &j->stop, &j->err);
+    /* libcrypto's state for this thread, freed now: after the post the
+     * process may end before the thread does */
+    OPENSSL_thread_stop();
+    sem_post(&j->done);
+    return NULL;
+}
+
+na_sha_job_t *na_sha256_file_start(const char *path)
+{
+    na_sha_job_t *j = calloc(1, sizeof *j);
+    if (!j || !(j->path = strdup(path))) {
+        free(j);
+        return NULL;
+    }
+    atomic_init(&j->stop, 0);
+    pthread_attr_t at;
+    pthread_t th;
+    int rc = sem_init(&j->done, 0, 0);
+    if (rc == 0 && (rc = pthread_attr_init(&at)) == 0) {
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        /* Every signal blocked in the new thread (it inherits the mask),
+         * so the caller's handlers (cli/clean.c removes its temporary
+         * file) run on the caller's thread. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        rc = pthread_create(&th, &at, sha_job_main, j);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&at);
+    }
+    if (rc != 0) {
+        free(j->path);
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+na_status_t na_sha256_file_join(na_sha_job_t *j, char hex[65], na_err_t *err)
+{
+    while (sem_wait(&j->done) != 0 && errno == EINTR)
+        ;
+    na_status_t st = j->st;
+    if (st == NA_OK)
+        memcpy(hex, j->hex, 65);
+    else if (err)
+        *err = j->err;
+    sem_destroy(&j->done);
+    free(j->path);
+    free(j);
+    return st;
+}
+
+void na_sha256_file_cancel(na_sha_job_t *j)
+{
+    if (!j)
+        return;
+    char unused[65];
+    atomic_store(&j->stop, 1);
+    (void)na_sha256_file_join(j, unused, NULL);
 }

@@ -329,6 +329,58 @@ static inline int row_may_flag(const double *row, const double *pc, const double
     return hit;
 }
 
+/* Step 2 on one row (row r of the tensor, kept so far) in place: the
+ * counts of apply_step2 (newly flagged rows, flagged values, clipped,
+ * set NaN, replaced) are added to k[0..4]. */
+static inline void step2_row(const na_clean_opts_t *o, na_clean_tensor_t *ct, double *row,
+                             uint64_t r, int mark, uint64_t k[5])
+{
+    int row_flag = 0;
+    for (uint64_t j = 0; j < ct->width; j++) {
+        const na_clean_feat_t *F = feat_of(ct, j);
+        double v = row[j];
+        if (!isfinite(v) || F->passthrough || !is_outlier(o, F, v))
+            continue;
+        row_flag = 1;
+        k[1]++;
+        switch (o->action) {
+        case NA_OA_CLIP:
+            row[j] = v < F->center ? F->lo_bound : F->hi_bound;
+            k[2]++;
+            break;
+        case NA_OA_NAN:
+            row[j] = NAN;
+            k[3]++;
+            break;
+        case NA_OA_MEAN:
+            row[j] = F->fill2;
+            k[4]++;
+            break;
+        default:
+            break;
+        }
+    }
+    if (row_flag && o->action == NA_OA_DROP) {
+        k[0]++;
+        if (mark)
+            na_clean_row_set(ct, r, 2);
+        for (uint64_t j = 0; j < ct->width; j++)
+            row[j] = NAN;
+    }
+}
+
+/* The counts of step2_row into c (NULL: none kept); returns k[0]. */
+static uint64_t step2_counts(const uint64_t k[5], counts_t *c)
+{
+    if (c) {
+        c->flagged += k[1];
+        c->clipped += k[2];
+        c->nanned += k[3];
+        c->replaced_out += k[4];
+    }
+    return k[0];
+}
+
 /* Apply step 2 in place. With drop, a row with a flagged value is marked
  * (state 2, unless mark is 0) and blanked. Returns rows newly flagged.
  * Rows are independent, so they are spread over threads (or, inside a
@@ -356,52 +408,20 @@ static uint64_t apply_step2(const na_clean_opts_t *o, na_clean_tensor_t *ct, dou
 #pragma omp parallel for schedule(static, 1024) \
     reduction(+ : newly, flagged, clipped, nanned, repl) if (!omp_in_parallel())
     for (uint64_t r = 0; r < nr; r++) {
-        if (na_clean_row(ct, r0 + r))
-            continue;
-        int row_flag = 0;
         double *row = &b[r * ct->width];
-        if (pc && !row_may_flag(row, pc, pk, w))
+        if (na_clean_row(ct, r0 + r) || (pc && !row_may_flag(row, pc, pk, w)))
             continue;
-        for (uint64_t j = 0; j < ct->width; j++) {
-            const na_clean_feat_t *F = feat_of(ct, j);
-            double v = row[j];
-            if (!isfinite(v) || F->passthrough || !is_outlier(o, F, v))
-                continue;
-            row_flag = 1;
-            flagged++;
-            switch (o->action) {
-            case NA_OA_CLIP:
-                row[j] = v < F->center ? F->lo_bound : F->hi_bound;
-                clipped++;
-                break;
-            case NA_OA_NAN:
-                row[j] = NAN;
-                nanned++;
-                break;
-            case NA_OA_MEAN:
-                row[j] = F->fill2;
-                repl++;
-                break;
-            default:
-                break;
-            }
-        }
-        if (row_flag && o->action == NA_OA_DROP) {
-            newly++;
-            if (mark)
-                na_clean_row_set(ct, r0 + r, 2);
-            for (uint64_t j = 0; j < ct->width; j++)
-                row[j] = NAN;
-        }
+        uint64_t k[5] = {0, 0, 0, 0, 0};
+        step2_row(o, ct, row, r0 + r, mark, k);
+        newly += k[0];
+        flagged += k[1];
+        clipped += k[2];
+        nanned += k[3];
+        repl += k[4];
     }
     free(pc);
-    if (c) {
-        c->flagged += flagged;
-        c->clipped += clipped;
-        c->nanned += nanned;
-        c->replaced_out += repl;
-    }
-    return newly;
+    const uint64_t k[5] = {newly, flagged, clipped, nanned, repl};
+    return step2_counts(k, c);
 }
 
 static inline double step3(const na_clean_opts_t *o, const na_clean_feat_t *F, double v)
@@ -427,14 +447,20 @@ static inline double step3(const na_clean_opts_t *o, const na_clean_feat_t *F, d
 
 /* Statistics of finite b[i*stride], i < n (one block): two-pass within
  * the block (sum, then squared deviations from the block mean). Each sum
- * runs in NA_CLEAN_LANES fixed lanes (element i goes to lane i % 4),
- * combined in a fixed tree: the order of every addition is written here,
+ * runs in NA_CLEAN_LANES fixed lanes (element i goes to lane i % 8, two
+ * vectors of 4, so that two chains of dependent adds and compares run
+ * side by side), combined in a fixed tree: the order of every addition is written here,
  * so the compiler may vectorise the lanes (SSE2 or AVX2 alike) without
  * changing a bit, and the result depends only on the block - not on the
  * thread count, the ISA or the compiler's choice (a single running sum
  * would be a 4-cycle dependency chain per element). Non-finite values
- * are counted in a second loop that runs only when there are some. */
-#define NA_CLEAN_LANES 4
+ * are counted in a second loop that runs only when there are some.
+ * With `fast`, a first loop without the finite masks tries the block as
+ * all finite: a NaN or an infinity leaves a non-finite sum, minimum or
+ * maximum in its lane, and then the masked loop runs; on finite values
+ * both loops make the same operations in the same order (the masks
+ * select every value), so the result does not depend on which ran. */
+#define NA_CLEAN_LANES 8
 typedef double v4d_t __attribute__((vector_size(32)));   /* GCC and clang */
 typedef long long v4l_t __attribute__((vector_size(32))); /* its compare masks */
 
@@ -453,35 +479,70 @@ typedef long long v4l_t __attribute__((vector_size(32))); /* its compare masks *
  * vectoriser leaves the min/max reductions scalar, since it may not
  * reorder them without -ffinite-math-only). */
 static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk, const double *b,
-                                                                uint64_t n, uint64_t stride)
+                                                                uint64_t n, uint64_t stride,
+                                                                int fast)
 {
     const v4d_t zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
     const v4d_t inf = {INFINITY, INFINITY, INFINITY, INFINITY};
     const v4d_t vbig = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
     const v4l_t vabs = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
-    v4d_t sum = zero, cnt = zero, mn = inf, mx = -inf;
+    /* [0]: lanes 0-3, [1]: lanes 4-7 */
+    v4d_t sum[2] = {zero, zero}, cnt[2] = {zero, zero}, mn[2] = {inf, inf}, mx[2] = {-inf, -inf};
     uint64_t i = 0;
-    for (; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES) {
-        v4d_t x = VLOAD(b, i, stride);
-        v4l_t fin = VFINITE(x);
-        sum += VSEL(fin, x, zero);
-        cnt += VSEL(fin, one, zero);
-        v4d_t lo = VSEL(fin, x, inf), hi = VSEL(fin, x, -inf);
-        mn = VSEL(lo < mn, lo, mn);
-        mx = VSEL(hi > mx, hi, mx);
-    }
-    for (int l = 0; i < n; i++, l++) { /* the tail, lane i % 4 as above */
-        double x = b[i * stride];
-        if (fabs(x) <= DBL_MAX) {
-            sum[l] += x;
-            cnt[l] += 1.0;
-            mn[l] = x < mn[l] ? x : mn[l];
-            mx[l] = x > mx[l] ? x : mx[l];
+    if (fast) {
+        for (; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
+            for (int h = 0; h < 2; h++) {
+                v4d_t x = VLOAD(b, i + 4 * (uint64_t)h, stride);
+                sum[h] += x;
+                mn[h] = VSEL(x < mn[h], x, mn[h]);
+                mx[h] = VSEL(x > mx[h], x, mx[h]);
+            }
+        for (int l = 0; i < n; i++, l++) {
+            double x = b[i * stride];
+            sum[l / 4][l % 4] += x;
+            mn[l / 4][l % 4] = x < mn[l / 4][l % 4] ? x : mn[l / 4][l % 4];
+            mx[l / 4][l % 4] = x > mx[l / 4][l % 4] ? x : mx[l / 4][l % 4];
+        }
+        /* a lane no value reached (n < 8) keeps +-Inf: the masked loop */
+        v4l_t ok = VFINITE(sum[0]) & VFINITE(sum[1]) & VFINITE(mn[0]) & VFINITE(mn[1]) &
+                   VFINITE(mx[0]) & VFINITE(mx[1]);
+        fast = (ok[0] & ok[1] & ok[2] & ok[3]) != 0;
+        if (fast) {
+            cnt[0][0] = (double)n; /* every value finite */
+        } else {
+            for (int h = 0; h < 2; h++) {
+                sum[h] = zero;
+                mn[h] = inf;
+                mx[h] = -inf;
+            }
+            i = 0;
         }
     }
+    for (; !fast && i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
+        for (int h = 0; h < 2; h++) {
+            v4d_t x = VLOAD(b, i + 4 * (uint64_t)h, stride);
+            v4l_t fin = VFINITE(x);
+            sum[h] += VSEL(fin, x, zero);
+            cnt[h] += VSEL(fin, one, zero);
+            v4d_t lo = VSEL(fin, x, inf), hi = VSEL(fin, x, -inf);
+            mn[h] = VSEL(lo < mn[h], lo, mn[h]);
+            mx[h] = VSEL(hi > mx[h], hi, mx[h]);
+        }
+    for (int l = 0; !fast && i < n; i++, l++) { /* the tail, lane i % 8 as above */
+        double x = b[i * stride];
+        if (fabs(x) <= DBL_MAX) {
+            sum[l / 4][l % 4] += x;
+            cnt[l / 4][l % 4] += 1.0;
+            mn[l / 4][l % 4] = x < mn[l / 4][l % 4] ? x : mn[l / 4][l % 4];
+            mx[l / 4][l % 4] = x > mx[l / 4][l % 4] ? x : mx[l / 4][l % 4];
+        }
+    }
+    /* lanes l and l + 4 first, then the tree of LANES_SUM */
+    v4d_t sumv = sum[0] + sum[1], cntv = cnt[0] + cnt[1];
+    v4d_t mnv = VSEL(mn[1] < mn[0], mn[1], mn[0]), mxv = VSEL(mx[1] > mx[0], mx[1], mx[0]);
     na_stats_init(blk);
     blk->elements = n;
-    uint64_t c = (uint64_t)LANES_SUM(cnt); /* exact: n <= 2^53 */
+    uint64_t c = (uint64_t)LANES_SUM(cntv); /* exact: n <= 2^53 */
     if (c < n) { /* branch-free, so it vectorises too */
         uint64_t nan = 0, pinf = 0, miss = 0;
         for (i = 0; i < n; i++) {
@@ -499,26 +560,35 @@ static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk,
     }
     if (!c)
         return;
-    double mean = LANES_SUM(sum) / (double)c, lo = mn[0], hi = mx[0];
-    for (int l = 1; l < NA_CLEAN_LANES; l++) {
-        lo = mn[l] < lo ? mn[l] : lo;
-        hi = mx[l] > hi ? mx[l] : hi;
+    double mean = LANES_SUM(sumv) / (double)c, lo = mnv[0], hi = mxv[0];
+    for (int l = 1; l < 4; l++) {
+        lo = mnv[l] < lo ? mnv[l] : lo;
+        hi = mxv[l] > hi ? mxv[l] : hi;
     }
     const v4d_t vmean = {mean, mean, mean, mean};
-    v4d_t m2 = zero;
-    for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES) {
-        v4d_t x = VLOAD(b, i, stride);
-        v4d_t d = VSEL(VFINITE(x), x - vmean, zero);
-        m2 += d * d;
-    }
+    v4d_t m2[2] = {zero, zero};
+    if (fast)
+        for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
+            for (int h = 0; h < 2; h++) {
+                v4d_t d = VLOAD(b, i + 4 * (uint64_t)h, stride) - vmean;
+                m2[h] += d * d;
+            }
+    else
+        for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
+            for (int h = 0; h < 2; h++) {
+                v4d_t x = VLOAD(b, i + 4 * (uint64_t)h, stride);
+                v4d_t d = VSEL(VFINITE(x), x - vmean, zero);
+                m2[h] += d * d;
+            }
     for (int l = 0; i < n; i++, l++) {
         double x = b[i * stride];
         double d = fabs(x) <= DBL_MAX ? x - mean : 0.0;
-        m2[l] += d * d;
+        m2[l / 4][l % 4] += d * d;
     }
+    v4d_t m2v = m2[0] + m2[1];
     blk->finite = c;
     blk->mean = mean;
-    blk->m2 = LANES_SUM(m2);
+    blk->m2 = LANES_SUM(m2v);
     blk->min = lo;
     blk->max = hi;
     blk->abs_max = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
@@ -537,9 +607,17 @@ NA_CLEAN_CLONES
 static void block_stats(na_stats_t *blk, const double *b, uint64_t n, uint64_t stride)
 {
     if (stride == 1)
-        block_stats_s(blk, b, n, 1);
+        block_stats_s(blk, b, n, 1, 1);
     else
-        block_stats_s(blk, b, n, stride);
+        block_stats_s(blk, b, n, stride, 1);
+}
+
+/* block_stats of a contiguous block that likely holds NaN (rows blanked
+ * by a step): the masked loop only. */
+NA_CLEAN_CLONES
+static void block_stats_nan(na_stats_t *blk, const double *b, uint64_t n)
+{
+    block_stats_s(blk, b, n, 1, 0);
 }
 
 #define BLOCK 16384 /* elements per block: fits L2 between the two loops */
@@ -667,6 +745,10 @@ typedef struct tile_ops {
     tile_fn count;     /* optional, before the blocks run: T->aux[k] = a count */
     tile_fn blk;       /* the steps on one block (x decoded) */
     na_status_t (*end)(tiles_t *T, na_err_t *err); /* after, in block order */
+    /* optional: what end() left to do that may overlap the next chunk's
+     * blocks (the emit's write of the chunk's output): run by one thread
+     * while the others start on the next chunk, or after the last one */
+    na_status_t (*io)(tiles_t *T, na_err_t *err);
 } tile_ops_t;
 
 struct tiles {
@@ -705,24 +787,28 @@ static void tile_decode(const tiles_t *T, uint64_t k, double *x, uint64_t n)
 }
 
 /* The row states of the block a run_tiles buffer x holds, one byte per
- * row (unpacked by tile_unpack, read-only: marks go to ct->row_state). */
+ * row (unpacked by tile_unpack in the ops that need them, read-only:
+ * marks go to ct->row_state). */
 static inline uint8_t *tile_rs(double *x)
 {
     return (uint8_t *)(x + 2 * BLOCK);
 }
+
+/* The four 2-bit row states of a byte v of row_state as four bytes. */
+#define UNPACK1(v) {(v) & 3, ((v) >> 2) & 3, ((v) >> 4) & 3, (v) >> 6}
+#define UNPACK4(v) UNPACK1(v), UNPACK1((v) + 1), UNPACK1((v) + 2), UNPACK1((v) + 3)
+#define UNPACK16(v) UNPACK4(v), UNPACK4((v) + 4), UNPACK4((v) + 8), UNPACK4((v) + 12)
+#define UNPACK64(v) UNPACK16(v), UNPACK16((v) + 16), UNPACK16((v) + 32), UNPACK16((v) + 48)
+static const uint8_t g_unpack[256][4] = {UNPACK64(0), UNPACK64(64), UNPACK64(128),
+                                         UNPACK64(192)};
 
 /* States of rows r0..r0+n-1 (r0 a multiple of 4) into rs, a byte each. */
 static void tile_unpack(const na_clean_tensor_t *ct, uint8_t *rs, uint64_t r0, uint64_t n)
 {
     const uint8_t *p = ct->row_state + r0 / 4;
     uint64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        uint8_t v = p[i / 4];
-        rs[i] = v & 3;
-        rs[i + 1] = (v >> 2) & 3;
-        rs[i + 2] = (v >> 4) & 3;
-        rs[i + 3] = (uint8_t)(v >> 6);
-    }
+    for (; i + 4 <= n; i += 4)
+        memcpy(rs + i, g_unpack[p[i / 4]], 4);
     for (; i < n; i++)
         rs[i] = (uint8_t)na_clean_row(ct, r0 + i);
 }
@@ -767,7 +853,9 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
         T.part[i] = malloc((size_t)nbmax * sizeof(na_stats_t));
     T.cnt = malloc((size_t)nbmax * sizeof *T.cnt);
     T.aux = malloc((size_t)nbmax * sizeof *T.aux);
-    na_status_t st = NA_OK;
+    na_status_t st = NA_OK, st_io = NA_OK;
+    na_err_t err_io = {{0}};
+    int pending = 0; /* an ops->io left over from the previous chunk */
     if (!T.part[0] || !T.part[1] || !T.part[2] || !T.cnt || !T.aux)
         st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for block statistics", t->name);
     else
@@ -807,6 +895,10 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
                     T.aux_total = sum;
                 }
             }
+            if (pending) {
+#pragma omp single nowait
+                st_io = ops->io(&T, &err_io);
+            }
 /* dynamic: on a busy machine a thread that lost its CPU does not hold
  * the others at the barrier; the merge order is fixed anyway */
 #pragma omp for schedule(dynamic, 4)
@@ -815,16 +907,23 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
                 if (!x)
                     continue;
                 tile_decode(&T, k, x, n);
-                tile_unpack(ct, tile_rs(x), r0 + b0, n);
                 ops->blk(&T, x, k, r0 + b0, n);
             }
             free(x);
         }
-        if (T.nomem)
+        pending = 0;
+        if (st_io != NA_OK) {
+            *err = err_io;
+            st = st_io;
+        } else if (T.nomem) {
             st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for a block buffer", t->name);
-        else
+        } else {
             st = ops->end(&T, err);
+            pending = st == NA_OK && ops->io;
+        }
     }
+    if (pending && st == NA_OK)
+        st = ops->io(&T, err);
     for (int i = 0; i < 3; i++)
         free(T.part[i]);
     free(T.cnt);
@@ -932,6 +1031,7 @@ static void step2_w1(const na_clean_opts_t *o, na_clean_tensor_t *ct, double *x,
     if (F->passthrough || !(F->scale > 0))
         return; /* is_outlier is 0 for every value */
     double ctr = F->center, ks = o->k * F->scale;
+    uint64_t k[5] = {0, 0, 0, 0, 0};
     const v4d_t vbig = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
     const v4l_t vabs = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
     const v4d_t vc = {ctr, ctr, ctr, ctr}, vks = {ks, ks, ks, ks};
@@ -946,9 +1046,15 @@ static void step2_w1(const na_clean_opts_t *o, na_clean_tensor_t *ct, double *x,
         int hit = (any[0] | any[1] | any[2] | any[3]) != 0;
         for (; i < len; i++)
             hit |= fabs(x[i0 + i] - ctr) > ks && fabs(x[i0 + i]) <= DBL_MAX;
-        if (hit)
-            apply_step2(o, ct, x + i0, r0 + i0, len, mark, c);
+        /* apply_step2's rows, here on this thread (no nested region),
+         * for the values that pass is_outlier's test */
+        for (i = 0; hit && i < len; i++) {
+            double v = x[i0 + i];
+            if (fabs(v - ctr) > ks && fabs(v) <= DBL_MAX && !na_clean_row(ct, r0 + i0 + i))
+                step2_row(o, ct, x + i0 + i, r0 + i0 + i, mark, k);
+        }
     }
+    (void)step2_counts(k, c);
 }
 
 /* Pass A on one block (width 1). With one value per row, marking a row
@@ -960,6 +1066,8 @@ static void tile_a(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
     fit_t *F = T->ctx;
     na_clean_tensor_t *ct = F->ct;
     const uint8_t *rs = tile_rs(x);
+    if (F->joint) /* only a partner's marks matter here */
+        tile_unpack(ct, tile_rs(x), r0, n);
     if (F->with_before && F->joint)
         block_stats(&T->part[2][k], x, n, 1);
     if (F->joint)
@@ -972,7 +1080,8 @@ static void tile_a(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
     if (!F->mark_nf || ct->feat[0].passthrough || s0->finite + (miss ? s0->missing : 0) == n)
         return;
     for (uint64_t i = 0; i < n; i++)
-        if (rs[i] != NA_CLEAN_ROW_JOINT && !isfinite(x[i]) && !(miss && na_clean_is_missing(x[i])))
+        if ((!F->joint || rs[i] != NA_CLEAN_ROW_JOINT) && !isfinite(x[i]) &&
+            !(miss && na_clean_is_missing(x[i])))
             na_clean_row_set(ct, r0 + i, 1); /* the block's bytes are this thread's */
     s1->nan += s1->pos_inf + s1->neg_inf;
     s1->pos_inf = s1->neg_inf = 0;
@@ -992,17 +1101,24 @@ static na_status_t tile_a_end(tiles_t *T, na_err_t *err)
     return NA_OK;
 }
 
-static const tile_ops_t TILE_A = {NULL, tile_a, tile_a_end};
+static const tile_ops_t TILE_A = {NULL, tile_a, tile_a_end, NULL};
 
 /* Pass C on one block (width 1); part[0]: s2. */
 static void tile_c(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
 {
     fit_t *F = T->ctx;
-    blank_w1(x, tile_rs(x), n, 1);
+    /* Rows gone before step 2: a partner's (NA_CLEAN_ROW_JOINT) and step
+     * 1's. With one value per row the latter hold a non-finite value,
+     * which no later step or statistic takes: only a partner's marks
+     * make the blanking needed. */
+    if (F->joint) {
+        tile_unpack(F->ct, tile_rs(x), r0, n);
+        blank_w1(x, tile_rs(x), n, 1);
+    }
     apply_step1(F->o, F->ct, x, r0, n, NULL);
     step2_w1(F->o, F->ct, x, r0, n, 1, NULL);
     if (F->s2)
-        block_stats(&T->part[0][k], x, n, 1);
+        block_stats_nan(&T->part[0][k], x, n);
 }
 
 static na_status_t tile_c_end(tiles_t *T, na_err_t *err)
@@ -1014,7 +1130,7 @@ static na_status_t tile_c_end(tiles_t *T, na_err_t *err)
     return NA_OK;
 }
 
-static const tile_ops_t TILE_C = {NULL, tile_c, tile_c_end};
+static const tile_ops_t TILE_C = {NULL, tile_c, tile_c_end, NULL};
 
 /* The value a --mad selection looks at: v after step 1 (stage 0) or
  * |v - median| (stage 1). */
@@ -1326,7 +1442,10 @@ typedef struct emit {
     na_clean_tensor_t *ct;
     const na_tensor_t *t;
     counts_t c;
-    uint8_t *out;
+    uint8_t *out;       /* where this chunk's output goes */
+    uint8_t *outs[2];   /* width 1: out is one, the other may be being
+                         * written (tile_w_io) */
+    uint64_t pend;      /* width 1: bytes of the other to write */
     double *back;       /* decoded output values, for ct->after */
     uint64_t *pos;      /* output row of each row of the chunk */
     size_t osize;
@@ -1447,12 +1566,14 @@ static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, doub
  * blocks of the kept values of BLOCK input rows). F32 output of a linear
  * step 3 (the common case) converts each run of kept rows in a loop that
  * vectorises; the rest goes value by value through step3 and put_out. */
+NA_CLEAN_CLONES
 static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
 {
     emit_t *E = T->ctx;
     na_clean_tensor_t *ct = E->ct;
     const na_clean_opts_t *o = E->o;
     const uint8_t *rs = tile_rs(x);
+    tile_unpack(ct, tile_rs(x), r0, n);
     counts_t *c = &T->cnt[k];
     blank_w1(x, rs, n, 3);
     apply_step1(o, ct, x, r0, n, c);
@@ -1473,6 +1594,11 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
                 continue;
             }
             uint64_t j = i;
+            for (uint64_t w8; j + 8 <= n; j += 8) { /* 8 kept rows at a time */
+                memcpy(&w8, rs + j, 8);
+                if (w8)
+                    break;
+            }
             while (j < n && !rs[j])
                 j++;
             float *of = (float *)(void *)(out + 4 * q);
@@ -1522,12 +1648,22 @@ static na_status_t tile_w_end(tiles_t *T, na_err_t *err)
         E->c.overflow += c->overflow;
         E->c.collisions += c->collisions;
     }
-    uint64_t bytes = T->aux_total * E->osize;
-    E->ct->out_bytes += bytes;
-    return bytes ? E->sink(E->ud, E->out, bytes, err) : NA_OK;
+    /* The write goes to tile_w_io, which overlaps the next chunk (its
+     * blocks go to the other buffer). */
+    E->pend = T->aux_total * E->osize;
+    E->ct->out_bytes += E->pend;
+    E->out = E->out == E->outs[0] ? E->outs[1] : E->outs[0];
+    return NA_OK;
 }
 
-static const tile_ops_t TILE_W = {tile_w_count, tile_w, tile_w_end};
+static na_status_t tile_w_io(tiles_t *T, na_err_t *err)
+{
+    emit_t *E = T->ctx;
+    uint8_t *done = E->out == E->outs[0] ? E->outs[1] : E->outs[0];
+    return E->pend ? E->sink(E->ud, done, E->pend, err) : NA_OK;
+}
+
+static const tile_ops_t TILE_W = {tile_w_count, tile_w, tile_w_end, tile_w_io};
 
 na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
                           na_clean_sink_fn sink, void *ud, na_err_t *err)
@@ -1544,12 +1680,13 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
     uint64_t per = tile_rows(t, ct, o);
     size_t n = (size_t)(per * ct->width);
     int tiles = ct->width == 1; /* run_tiles keeps its values per block */
-    E.out = malloc(n * E.osize);
+    E.out = E.outs[0] = malloc(n * E.osize);
+    E.outs[1] = tiles ? malloc(n * E.osize) : NULL;
     E.back = tiles ? NULL : malloc(n * sizeof(double));
     E.pos = tiles ? NULL : malloc((size_t)per * sizeof *E.pos);
     na_stats_init(&ct->after);
     ct->out_bytes = 0;
-    if (!E.out || (!tiles && (!E.back || !E.pos)))
+    if (!E.out || (tiles && !E.outs[1]) || (!tiles && (!E.back || !E.pos)))
         st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for the output buffer", t->name);
     else
         st = run_pass_w(t, o, ct, 3, pass_emit, &TILE_W, &E, err);
@@ -1561,7 +1698,8 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
     ct->overflow = E.c.overflow;
     ct->collisions = E.c.collisions;
     fold_missing(ct, &ct->after, 1);
-    free(E.out);
+    free(E.outs[0]);
+    free(E.outs[1]);
     free(E.back);
     free(E.pos);
     return st;

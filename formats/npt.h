@@ -32,6 +32,14 @@ typedef struct na_zip_entry {
     int method;        /* 0 stored, 8 deflated (anything else: refused on read) */
     int encrypted;     /* general-purpose flag bit 0 */
     uint64_t data_pos; /* stored members: file offset of the data, else UINT64_MAX */
+    /* As the central header holds them (APPNOTE 4.3.12), for a writer
+     * that copies the member (formats/npz_write.c): */
+    uint32_t crc;         /* CRC-32 of the uncompressed data */
+    uint32_t flag;        /* general purpose bit flag */
+    uint32_t dos_date;    /* last modification, MS-DOS date and time */
+    uint32_t version;     /* version made by */
+    uint32_t internal_fa; /* internal file attributes */
+    uint32_t external_fa; /* external file attributes */
 } na_zip_entry_t;
 
 /* Open the zip archive in fd (which the zip takes: closed on error and by
@@ -54,6 +62,15 @@ size_t na_zip_find(const na_zip_t *z, const char *name);
  * is encrypted, or its data is corrupt (zlib's message / CRC mismatch). */
 na_status_t na_zip_read(na_zip_t *z, size_t i, uint64_t off, void *buf, size_t len,
                         na_err_t *err);
+/* Read len bytes at offset off of member i's data as stored in the
+ * archive (compressed bytes for a deflated member, csize in all), for a
+ * byte-for-byte copy: nothing is inflated or CRC-checked. The data's file
+ * position comes from the local header (zip64 ones as na_zip_open reads
+ * them) and is checked against the file's size. NA_E_FORMAT for a range
+ * past csize or a position past the end of the file, NA_E_UNSUPPORTED for
+ * an encrypted member, NA_E_IO for a read error. */
+na_status_t na_zip_read_raw(na_zip_t *z, size_t i, uint64_t off, void *buf, size_t len,
+                            na_err_t *err);
 /* Whole member i into a malloc'ed buffer (*buf, *len), refused when it is
  * larger than cap bytes. */
 na_status_t na_zip_read_all(na_zip_t *z, size_t i, uint64_t cap, uint8_t **buf, size_t *len,

@@ -6,7 +6,7 @@
  * (numpy/lib/_npyio_impl.py, _savez: one zipfile member per array, opened
  * with force_zip64=True, deflated at zlib's default level). Written with
  * minizip's zip.h (zlib contrib/minizip, Debian libminizip-dev), the
- * library the reader (zip.c) uses.
+ * library the reader (zip.c) builds on.
  *
  * What is written: the input's members, in its order, under their names
  * ('/' included: numpy allows it).
@@ -17,9 +17,11 @@
  *    temporary file is seekable it writes the CRC-32 and the sizes into
  *    the local header when the member ends. Memory does not grow with the
  *    data.
- *  - An untouched member (every array in it copied; strings and other
- *    non-numeric members too) is copied byte for byte: its compressed bytes, CRC and sizes as they are in the input
- *    (minizip's raw mode), so nothing is re-compressed. Only when its
+ *  - An untouched member (every array in it copied; strings, object
+ *    arrays and other non-numeric members too) is copied byte for byte:
+ *    its compressed bytes (na_zip_read_raw), CRC and sizes as they are in
+ *    the input, written with minizip's raw mode, so nothing is
+ *    re-compressed. Runs of zeros become holes (nw_write). Only when its
  *    method differs from the archive's (a mixed archive) is a plain array
  *    re-encoded from the bytes clean hands over.
  *  - Deflated if any input member is deflated (savez_compressed), else
@@ -30,34 +32,39 @@
  * A cleaned array inside a structured or complex128 member (several
  * tensors of one member) cannot be written back into its records: the
  * open is refused with a one-line NA_E_UNSUPPORTED error (exit 3, as
- * npy_write.c refuses such a .npy). Object arrays never reach a writer:
- * cli/clean.c refuses them as it does for .npy (a pickle is never read,
- * so nothing says the copy would be what the user expects to load).
+ * npy_write.c refuses such a .npy). An object array is never cleaned:
+ * its member is copied as stored, its pickle never loaded (cli/clean.c).
  *
  * minizip writes through our I/O table onto the writer's buffer
  * (write.c: na_writer_put, so a full disk or RLIMIT_FSIZE gives its
  * one-line message); a seek flushes the buffer and moves the descriptor.
  * The input archive is opened by its path (na_wopts_t.input), read only,
- * for its member list, headers and raw copies.
+ * for its member list, headers and raw copies, through formats/zip.c (the
+ * readers' zip code): Debian's minizip 1.1 misreads the zip64 sizes and
+ * offsets of a member of 4 GiB or more and of every member after it,
+ * which zip.c reads itself (with its checks of local against central
+ * headers and of overlapping members). minizip's zip.h writes them right:
+ * tests/cli/large_clean_npz_zip64.sh reads such an output back with
+ * Python's zipfile and numpy.load.
  */
 #include "npt.h"
 #include "write.h"
 
+#include <errno.h>    /* errno */
+#include <fcntl.h>    /* open */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, malloc, free */
-#include <string.h>   /* strlen, strcmp, strncmp, memcpy */
+#include <string.h>   /* strlen, strcmp, strncmp, memcpy, strerror */
 #include <sys/stat.h> /* fstat */
 #include <unistd.h>   /* lseek */
-#include <unzip.h>    /* minizip: the input archive */
 #include <zip.h>      /* minizip: the output archive */
 
 #define NPZ_COPY_BUF (1u << 20)
-#define NPZ_NAME_MAX 65535u /* the zip name length field is 16 bits */
 
 typedef struct npz_member {
-    char *name;            /* "x.npy", as in the input */
+    const char *name;      /* "x.npy", as in the input (the input's entry) */
     size_t first, count;   /* its writer tensors [first, first + count) */
-    unz64_file_pos pos;    /* in the input's central directory */
+    size_t index;          /* member index in the input (na_zip_entry) */
     int method;            /* 0 stored, Z_DEFLATED */
     int raw;               /* copied as its compressed bytes */
     zip_fileinfo fi;       /* date and attributes, kept */
@@ -66,7 +73,7 @@ typedef struct npz_member {
 
 typedef struct npz_writer {
     na_writer_t base;
-    unzFile in;
+    na_zip_t *in;          /* the input archive (zip.c) */
     zipFile out;
     npz_member_t *m;
     size_t n_m;
@@ -93,12 +100,33 @@ static uLong ZCALLBACK nw_read(voidpf opaque, voidpf stream, void *buf, uLong si
     return 0; /* a new archive is never read back (no append mode) */
 }
 
+/* minizip hands its 64 KiB buffer over whole. One that is all zeros (a
+ * mask or padding of a sparse input; the zero blocks of a .npz's stored
+ * member) is skipped with lseek instead of written: the new file reads
+ * back zeros there and does not take the disk space (the central
+ * directory, written last, always ends the file after it). */
+#define NPZ_HOLE 4096u
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    return n > 0 && p[0] == 0 && memcmp(p, p + 1, n - 1) == 0;
+}
+
 static uLong ZCALLBACK nw_write(voidpf opaque, voidpf stream, const void *buf, uLong size)
 {
     npz_writer_t *z = stream;
     (void)opaque;
     if (z->io_st != NA_OK)
         return 0;
+    if (size >= NPZ_HOLE && all_zero(buf, size)) {
+        z->io_st = na_writer_flush(&z->base, &z->io_err);
+        if (z->io_st == NA_OK && lseek(z->base.fd, (off_t)size, SEEK_CUR) < 0)
+            z->io_st = na_err_set(&z->io_err, NA_E_WRITE, "write error: %s", strerror(errno));
+        if (z->io_st != NA_OK)
+            return 0;
+        z->pos += size;
+        return size;
+    }
     z->io_st = na_writer_put(&z->base, buf, size, &z->io_err);
     if (z->io_st != NA_OK)
         return 0;
@@ -173,36 +201,29 @@ static size_t member_tensors(const na_npy_header_t *h)
     return k;
 }
 
-/* Name, method, header and place in the tensor list of the current
- * member of z->in. */
-static na_status_t read_member(npz_writer_t *z, npz_member_t *m, size_t first, char *nbuf,
+/* Name, method, header and place in the tensor list of member i of
+ * z->in. The header is read (inflated) through zip.c: only its first
+ * bytes, so the member's CRC is not checked here. */
+static na_status_t read_member(npz_writer_t *z, npz_member_t *m, size_t i, size_t first,
                                na_err_t *err)
 {
-    unz_file_info64 fi;
-    int r = unzGetCurrentFileInfo64(z->in, &fi, nbuf, NPZ_NAME_MAX + 1, NULL, 0, NULL, 0);
-    if (r == UNZ_OK)
-        r = unzGetFilePos64(z->in, &m->pos);
-    if (r != UNZ_OK || !(m->name = strdup(nbuf)))
-        return na_err_set(err, r != UNZ_OK ? NA_E_IO : NA_E_NOMEM, "re-reading the input "
-                          "archive's directory failed (minizip %d)", r);
-    m->method = (int)fi.compression_method;
-    m->version = fi.version;
-    m->fi.dosDate = fi.dosDate;
-    m->fi.internal_fa = fi.internal_fa;
-    m->fi.external_fa = fi.external_fa;
+    const na_zip_entry_t *e = na_zip_entry(z->in, i);
+    m->name = e->name;
+    m->index = i;
+    m->method = e->method;
+    m->version = e->version;
+    m->fi.dosDate = e->dos_date;
+    m->fi.internal_fa = e->internal_fa;
+    m->fi.external_fa = e->external_fa;
     m->first = first;
     uint8_t head[NA_NPY_MAX_HEADER + 12];
-    size_t hn = fi.uncompressed_size < sizeof head ? (size_t)fi.uncompressed_size : sizeof head;
-    r = unzOpenCurrentFile(z->in);
-    int got = r == UNZ_OK ? unzReadCurrentFile(z->in, head, (unsigned)hn) : r;
-    if (r == UNZ_OK)
-        unzCloseCurrentFile(z->in); /* CRC not checked: read in part */
-    if (got < 0 || (size_t)got != hn)
-        return na_err_set(err, NA_E_IO, "member '%.200s' of the input could not be re-read "
-                          "(minizip %d)", m->name, got);
+    size_t hn = e->usize < sizeof head ? (size_t)e->usize : sizeof head;
+    na_status_t st = na_zip_read(z->in, i, 0, head, hn, err);
+    if (st != NA_OK)
+        return st;
     na_npy_header_t h;
     memset(&h, 0, sizeof h);
-    na_status_t st = na_npy_parse_header(head, hn, &h, err);
+    st = na_npy_parse_header(head, hn, &h, err);
     if (st == NA_OK) {
         m->count = member_tensors(&h);
         /* one tensor of a plain numeric array: "x" for "x.npy" */
@@ -241,31 +262,40 @@ static na_status_t plan_member(npz_writer_t *z, npz_member_t *m, na_err_t *err)
     return NA_OK;
 }
 
+/* The input re-opened by its path (clean reads it by path too); zip.c
+ * takes the descriptor. */
+static na_status_t open_input(npz_writer_t *z, const char *path, na_err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        na_status_t st = na_err_set(err, NA_E_IO, "cannot re-open the input archive '%s': %s",
+                                    path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return st;
+    }
+    return na_zip_open(fd, (uint64_t)sb.st_size, &z->in, err);
+}
+
 static na_status_t list_members(npz_writer_t *z, const na_wopts_t *o, na_err_t *err)
 {
-    z->in = unzOpen64(o->input);
-    unz_global_info64 gi;
-    if (!z->in || unzGetGlobalInfo64(z->in, &gi) != UNZ_OK)
-        return na_err_set(err, NA_E_IO, "cannot re-open the input archive '%s'", o->input);
-    z->m = calloc(gi.number_entry ? (size_t)gi.number_entry : 1, sizeof *z->m);
-    char *nbuf = malloc(NPZ_NAME_MAX + 1);
-    na_status_t st = z->m && nbuf ? NA_OK : na_err_set(err, NA_E_NOMEM, "out of memory");
+    na_status_t st = open_input(z, o->input, err);
+    if (st != NA_OK)
+        return st;
+    size_t n = na_zip_count(z->in);
+    z->m = calloc(n ? n : 1, sizeof *z->m);
+    if (!z->m)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
     size_t first = 0;
-    int r = gi.number_entry ? unzGoToFirstFile(z->in) : UNZ_OK;
-    for (uint64_t i = 0; st == NA_OK && i < gi.number_entry; i++) {
-        if (r != UNZ_OK)
-            st = na_err_set(err, NA_E_IO, "re-reading the input archive's directory failed "
-                            "(minizip %d)", r);
-        z->n_m = (size_t)i + (st == NA_OK); /* listed names are freed */
-        if (st == NA_OK)
-            st = read_member(z, &z->m[i], first, nbuf, err);
+    for (size_t i = 0; st == NA_OK && i < n; i++) {
+        z->n_m = i + 1;
+        st = read_member(z, &z->m[i], i, first, err);
         if (st == NA_OK) {
             first += z->m[i].count;
             z->method = z->m[i].method == Z_DEFLATED ? Z_DEFLATED : z->method;
-            r = unzGoToNextFile(z->in);
         }
     }
-    free(nbuf);
     if (st == NA_OK && first != z->base.n)
         st = na_err_set(err, NA_E_INTERNAL, "the archive's members hold %zu tensors, the "
                         "tensor list %zu", first, z->base.n);
@@ -298,44 +328,30 @@ static int open_entry(npz_writer_t *z, const npz_member_t *m, int method, int le
                                    NULL, 0, m->version, 0, 1);
 }
 
-/* The member's compressed bytes, CRC and sizes as in the input. */
+/* The member's compressed bytes, CRC and sizes as in the input (read
+ * through zip.c, na_zip_read_raw). The level only sets the output's
+ * general purpose flag bits 1-2 (APPNOTE 4.4.4), which minizip derives
+ * from it: the input's bits are kept by passing the level they stand for. */
 static na_status_t copy_raw(npz_writer_t *z, const npz_member_t *m, na_err_t *err)
 {
-    int method = 0, level = 0;
-    unz_file_info64 fi;
-    int r = unzGoToFilePos64(z->in, &m->pos);
-    if (r == UNZ_OK)
-        r = unzGetCurrentFileInfo64(z->in, &fi, NULL, 0, NULL, 0, NULL, 0);
-    if (r == UNZ_OK)
-        r = unzOpenCurrentFile2(z->in, &method, &level, 1);
-    if (r != UNZ_OK)
-        return na_err_set(err, NA_E_IO, "member '%.200s' of the input could not be re-read "
-                          "(minizip %d)", m->name, r);
+    const na_zip_entry_t *e = na_zip_entry(z->in, m->index);
+    static const int level_of_bits[4] = {Z_DEFAULT_COMPRESSION, 9, 2, 1};
+    int level = e->method == Z_DEFLATED ? level_of_bits[(e->flag >> 1) & 3] : 0;
     uint8_t *buf = malloc(NPZ_COPY_BUF);
     na_status_t st = buf ? NA_OK : na_err_set(err, NA_E_NOMEM, "out of memory");
-    int w = st == NA_OK ? open_entry(z, m, method, level, 1) : ZIP_OK;
+    int w = st == NA_OK ? open_entry(z, m, e->method, level, 1) : ZIP_OK;
     if (w != ZIP_OK)
         st = zerr(z, w, "opening", m->name, err);
-    uint64_t done = 0;
-    while (st == NA_OK) {
-        int k = unzReadCurrentFile(z->in, buf, NPZ_COPY_BUF);
-        if (k < 0)
-            st = na_err_set(err, NA_E_IO, "member '%.200s' of the input could not be "
-                            "re-read (minizip %d)", m->name, k);
-        if (k <= 0)
-            break;
-        done += (uint64_t)k;
-        if ((w = zipWriteInFileInZip(z->out, buf, (unsigned)k)) != ZIP_OK)
+    for (uint64_t done = 0; st == NA_OK && done < e->csize;) {
+        size_t k = e->csize - done < NPZ_COPY_BUF ? (size_t)(e->csize - done) : NPZ_COPY_BUF;
+        st = na_zip_read_raw(z->in, m->index, done, buf, k, err);
+        if (st == NA_OK && (w = zipWriteInFileInZip(z->out, buf, (unsigned)k)) != ZIP_OK)
             st = zerr(z, w, "writing", m->name, err);
+        done += k;
     }
-    unzCloseCurrentFile(z->in);
     free(buf);
-    if (st == NA_OK && done != fi.compressed_size)
-        st = na_err_set(err, NA_E_IO, "member '%.200s' of the input ended after %llu of its "
-                        "%llu bytes", m->name, (unsigned long long)done,
-                        (unsigned long long)fi.compressed_size);
-    if (w == ZIP_OK && (w = zipCloseFileInZipRaw64(z->out, fi.uncompressed_size,
-                                                   fi.crc)) != ZIP_OK && st == NA_OK)
+    if (w == ZIP_OK && (w = zipCloseFileInZipRaw64(z->out, e->usize, e->crc)) != ZIP_OK &&
+        st == NA_OK)
         st = zerr(z, w, "closing", m->name, err);
     return st;
 }
@@ -399,10 +415,7 @@ static void npz_free(na_writer_t *w)
         z->io_st = NA_E_WRITE; /* abandoned: minizip frees, writes nothing */
         zipClose(z->out, NULL);
     }
-    if (z->in)
-        unzClose(z->in);
-    for (size_t i = 0; i < z->n_m; i++)
-        free(z->m[i].name);
+    na_zip_close(z->in); /* NULL ok; names were the input entries' */
     free(z->m);
     free(z->member_of);
     free(z->t);

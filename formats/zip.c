@@ -17,7 +17,10 @@
  * member read to its end has its CRC-32 checked. Stored members read
  * through the mapping are not CRC-checked (that would cost a full extra
  * pass; safetensors has no checksum either): their size and position are
- * checked against the file instead.
+ * checked against the file instead. na_zip_read_raw hands out a member's
+ * bytes as stored (deflate data not inflated) for clean's .npz writer,
+ * which copies untouched members byte for byte (formats/npz_write.c):
+ * one zip reader for scan and clean, zip64 included.
  *
  * Format: PKWARE APPNOTE.TXT (https://pkware.cachefly.net/webdocs/casestudies/APPNOTE.TXT).
  */
@@ -45,7 +48,9 @@ typedef struct zinf {       /* a direct deflated member being inflated */
 typedef struct zdirect {    /* a zip64 member minizip 1.1 misreads */
     uint8_t on;             /* read here (pread, inflate), not by minizip */
     uint32_t crc;           /* CRC-32 from the central header */
-    uint64_t at;            /* file offset of its (compressed) data */
+    uint64_t at;            /* file offset of its (compressed) data; for
+                             * the others set by na_zip_read_raw, 0 until
+                             * then (a local header is at least 30 bytes) */
 } zdirect_t;
 
 typedef struct zio {        /* minizip's stream: our descriptor + position */
@@ -222,6 +227,19 @@ static na_status_t zip_bytes(na_zip_t *z, const char *name, const char *what, ui
                       (unsigned long long)off, (unsigned long long)z->io.size);
 }
 
+/* NA_OK when `bytes` bytes of member `name`'s data at file offset at lie
+ * inside the file, else a one-line NA_E_FORMAT error. */
+static na_status_t in_file(const na_zip_t *z, const char *name, uint64_t bytes, uint64_t at,
+                           na_err_t *err)
+{
+    if (at <= z->io.size && bytes <= z->io.size - at)
+        return NA_OK;
+    return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s' (%llu bytes at offset %llu) "
+                      "runs past the end of the file (%llu bytes)", name,
+                      (unsigned long long)bytes, (unsigned long long)at,
+                      (unsigned long long)z->io.size);
+}
+
 /* The local header of a zip64 member at loff (APPNOTE 4.3.7): same name
  * and method as the central one, sizes equal to the central ones unless
  * a data descriptor follows (flag bit 3), data inside the file. Sets
@@ -257,11 +275,9 @@ static na_status_t zip64_local(na_zip_t *z, size_t i, uint64_t loff, size_t nlen
                           (unsigned long long)v[0], (unsigned long long)v[1],
                           (unsigned long long)e->usize, (unsigned long long)e->csize);
     uint64_t pos = loff + 30 + ln + lx;
-    if (pos > z->io.size || e->csize > z->io.size - pos)
-        return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s' (%llu bytes at offset "
-                          "%llu) runs past the end of the file (%llu bytes)", e->name,
-                          (unsigned long long)e->csize, (unsigned long long)pos,
-                          (unsigned long long)z->io.size);
+    st = in_file(z, e->name, e->csize, pos, err);
+    if (st != NA_OK)
+        return st;
     z->direct[i].at = pos;
     if (e->method == 0 && !e->encrypted)
         e->data_pos = pos;
@@ -337,6 +353,12 @@ static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, uint8_t *xbuf,
     e->method = (int)fi.compression_method;
     e->encrypted = (fi.flag & 1) != 0;
     e->data_pos = UINT64_MAX;
+    e->crc = (uint32_t)fi.crc;
+    e->flag = (uint32_t)fi.flag;
+    e->dos_date = (uint32_t)fi.dosDate;
+    e->version = (uint32_t)fi.version;
+    e->internal_fa = (uint32_t)fi.internal_fa;
+    e->external_fa = (uint32_t)fi.external_fa;
     na_status_t st = zip64_member(z, i, &fi, xbuf, &span[0], err);
     if (st != NA_OK)
         return st;
@@ -349,11 +371,9 @@ static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, uint8_t *xbuf,
             return zfail(name, r, err);
         e->data_pos = unzGetCurrentFileZStreamPos64(z->uf);
         unzCloseCurrentFile(z->uf);
-        if (e->data_pos > z->io.size || e->usize > z->io.size - e->data_pos)
-            return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s' (%llu bytes at offset "
-                              "%llu) runs past the end of the file (%llu bytes)", name,
-                              (unsigned long long)e->usize, (unsigned long long)e->data_pos,
-                              (unsigned long long)z->io.size);
+        st = in_file(z, name, e->usize, e->data_pos, err);
+        if (st != NA_OK)
+            return st;
         if (e->csize != e->usize)
             return na_err_set(err, NA_E_FORMAT, "zip: stored member '%.200s' has compressed "
                               "size %llu but size %llu", name, (unsigned long long)e->csize,
@@ -595,27 +615,33 @@ static na_status_t pull(na_zip_t *z, uint8_t *dst, size_t len, na_err_t *err)
     return NA_OK;
 }
 
-na_status_t na_zip_read(na_zip_t *z, size_t i, uint64_t off, void *buf, size_t len,
-                        na_err_t *err)
+/* NA_OK when member i exists and [off, off + len) lies inside its data:
+ * uncompressed (usize) or, raw, as stored (csize). */
+static na_status_t in_member(const na_zip_t *z, size_t i, uint64_t off, size_t len, int raw,
+                             na_err_t *err)
 {
     if (i >= z->n)
         return na_err_set(err, NA_E_INTERNAL, "zip member %zu out of range", i);
     const na_zip_entry_t *e = &z->e[i];
-    if (off > e->usize || len > e->usize - off)
-        return na_err_set(err, NA_E_FORMAT, "zip: read of %zu bytes at %llu is past the end "
-                          "of member '%.200s' (%llu bytes)", len, (unsigned long long)off,
-                          e->name, (unsigned long long)e->usize);
-    if (len == 0)
-        return NA_OK;
-    if (z->direct[i].on && e->data_pos != UINT64_MAX) {
+    uint64_t size = raw ? e->csize : e->usize;
+    if (off > size || len > size - off)
+        return na_err_set(err, NA_E_FORMAT, "zip: %sread of %zu bytes at %llu is past the end "
+                          "of member '%.200s' (%llu bytes%s)", raw ? "raw " : "", len,
+                          (unsigned long long)off, e->name, (unsigned long long)size,
+                          raw ? " stored" : "");
+    return NA_OK;
+}
+
+na_status_t na_zip_read(na_zip_t *z, size_t i, uint64_t off, void *buf, size_t len,
+                        na_err_t *err)
+{
+    na_status_t st = in_member(z, i, off, len, 0, err);
+    if (st != NA_OK || len == 0)
+        return st;
+    if (z->direct[i].on && z->e[i].data_pos != UINT64_MAX)
         /* zip64 member minizip 1.1 misreads: stored bytes read in place
          * (their range was checked against the file on open) */
-        if (zio_pread(&z->io, e->data_pos + off, buf, len) != len)
-            return na_err_set(err, NA_E_IO, "zip: member '%.200s': read error at offset %llu",
-                              e->name, (unsigned long long)(e->data_pos + off));
-        return NA_OK;
-    }
-    na_status_t st = NA_OK;
+        return na_zip_read_raw(z, i, off, buf, len, err);
     if (z->open_member != i || z->open_at > off)
         st = open_member(z, i, err);
     if (st == NA_OK && z->skip == NULL && (z->skip = malloc(1u << 20)) == NULL)
@@ -625,6 +651,51 @@ na_status_t na_zip_read(na_zip_t *z, size_t i, uint64_t off, void *buf, size_t l
         st = pull(z, z->skip, left < (1u << 20) ? (size_t)left : (1u << 20), err);
     }
     return st == NA_OK ? pull(z, buf, len, err) : st;
+}
+
+/* File offset of member i's data as stored. Known for stored members and
+ * direct ones since na_zip_open; for the others minizip opens the member
+ * raw (no inflate) to read its local header, once. */
+static na_status_t raw_pos(na_zip_t *z, size_t i, uint64_t *pos, na_err_t *err)
+{
+    zdirect_t *d = &z->direct[i];
+    const na_zip_entry_t *e = &z->e[i];
+    if (d->at == 0 && e->data_pos != UINT64_MAX)
+        d->at = e->data_pos;
+    if (d->at == 0) {
+        close_member(z); /* minizip has one current member */
+        int method, level;
+        int r = unzGoToFilePos64(z->uf, &z->pos[i]);
+        if (r == UNZ_OK)
+            r = unzOpenCurrentFile2(z->uf, &method, &level, 1);
+        if (r != UNZ_OK)
+            return zfail(e->name, r, err);
+        uint64_t at = unzGetCurrentFileZStreamPos64(z->uf);
+        unzCloseCurrentFile(z->uf);
+        na_status_t st = in_file(z, e->name, e->csize, at, err);
+        if (st != NA_OK)
+            return st;
+        d->at = at;
+    }
+    *pos = d->at;
+    return NA_OK;
+}
+
+na_status_t na_zip_read_raw(na_zip_t *z, size_t i, uint64_t off, void *buf, size_t len,
+                            na_err_t *err)
+{
+    na_status_t st = in_member(z, i, off, len, 1, err);
+    if (st != NA_OK)
+        return st;
+    const na_zip_entry_t *e = &z->e[i];
+    if (e->encrypted)
+        return na_err_set(err, NA_E_UNSUPPORTED, "zip: member '%.200s' is encrypted", e->name);
+    uint64_t pos = 0; /* set unless raw_pos fails */
+    st = raw_pos(z, i, &pos, err);
+    if (st == NA_OK && zio_pread(&z->io, pos + off, buf, len) != len)
+        st = na_err_set(err, NA_E_IO, "zip: member '%.200s': read error at offset %llu",
+                        e->name, (unsigned long long)(pos + off));
+    return st;
 }
 
 na_status_t na_zip_read_all(na_zip_t *z, size_t i, uint64_t cap, uint8_t **buf, size_t *len,

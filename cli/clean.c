@@ -136,6 +136,35 @@ static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
         snprintf(e->warn[e->n_warn++], sizeof e->warn[0], "%llu %s", v, what);
 }
 
+/* The warnings the emit pass decides (na_clean_emit counts them), for a
+ * real run and --dry-run alike: the same report either way. */
+static void warn_emitted(cli_clean_entry_t *e)
+{
+    if (e->ct.overflow)
+        warn(e, (unsigned long long)e->ct.overflow, "value(s) overflowed the output dtype");
+    if (e->ct.collisions)
+        warn(e, (unsigned long long)e->ct.collisions,
+             "cleaned value(s) equal a missing-value marker and read back as missing");
+}
+
+/* 1 when entry e's values are written normalized. CF readers unpack
+ * stored * scale_factor + add_offset (CF 1.11 section 8.1): on normalized
+ * values that would undo the normalization, so the writer leaves out the
+ * packing attributes (na_wtensor_t.normalized, na_h5_packing_attr). */
+static int normalizes(const crun_t *c, const cli_clean_entry_t *e)
+{
+    return e->cleaned && c->eng.normalize != NA_NORM_NONE;
+}
+
+/* The report's warning for those attributes, decided at fit time so that
+ * --dry-run warns as a real run does (t: entry e's tensor). */
+static void warn_packing(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t)
+{
+    if (normalizes(c, e) && t->packed && e->n_warn < CLI_CLEAN_MAX_WARN)
+        snprintf(e->warn[e->n_warn++], sizeof e->warn[0],
+                 "scale_factor/add_offset dropped: values are normalized");
+}
+
 /* One warning per --include/--exclude pattern that names no tensor of the
  * input: a misspelt --exclude would otherwise clean what it meant to keep
  * with no sign of it. A warning, not an error (--together's is exit 2):
@@ -337,6 +366,7 @@ static int fit_all(crun_t *c)
             warn(e, (unsigned long long)e->ct.constant,
                  c->eng.normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
                                                     : "constant feature(s) (std 0) mapped to 0");
+        warn_packing(c, e, &t);
     }
     return rc;
 }
@@ -614,18 +644,42 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
         na_err_t terr;
         if (!e->cleaned && na_input_tensor(c->in, i, &t, &terr) == NA_OK)
             w->byte_order = t.byte_order;
-        /* CF readers unpack stored * scale_factor + add_offset: on
-         * normalized values that would undo the normalization. */
-        w->normalized = e->cleaned && c->o->clean.eng.normalize != NA_NORM_NONE;
-        if (w->normalized && na_input_tensor(c->in, i, &t, &terr) == NA_OK && t.packed &&
-            e->n_warn < CLI_CLEAN_MAX_WARN)
-            snprintf(e->warn[e->n_warn++], sizeof e->warn[0],
-                     "scale_factor/add_offset dropped: values are normalized");
+        w->normalized = normalizes(c, e); /* its warning: warn_packing */
         w->ndim = e->ndim;
         memcpy(w->shape, e->cleaned ? e->ct.out_shape : e->shape, sizeof w->shape);
         src[m++] = i;
     }
     return m;
+}
+
+/* The writer's tensor list (out_list) and the memory that holds it. */
+typedef struct wlist {
+    na_wtensor_t *wt;
+    size_t *src;  /* the entry of each listed tensor */
+    char **names; /* names out_list made (C64 tensors), one slot per entry */
+    size_t m;     /* tensors listed */
+} wlist_t;
+
+static na_status_t wlist_make(crun_t *c, wlist_t *l, na_err_t *err)
+{
+    size_t n = c->r.n ? c->r.n : 1;
+    l->wt = calloc(n, sizeof *l->wt);
+    l->src = calloc(n, sizeof *l->src);
+    l->names = calloc(n, sizeof *l->names);
+    l->m = 0;
+    if (!l->wt || !l->src || !l->names)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    l->m = out_list(c, l->wt, l->src, l->names);
+    return NA_OK;
+}
+
+static void wlist_free(const crun_t *c, wlist_t *l)
+{
+    for (size_t j = 0; l->names && j < c->r.n; j++)
+        free(l->names[j]);
+    free(l->names);
+    free(l->wt);
+    free(l->src);
 }
 
 /* For writers that store metadata at finish (HDF5): the input's SHA-256
@@ -772,13 +826,12 @@ static int write_output(crun_t *c)
     umask(um);
     fchmod(fd, 0666 & ~um);
 
-    size_t n = c->r.n ? c->r.n : 1;
-    na_wtensor_t *wt = calloc(n, sizeof *wt);
-    size_t *src = calloc(n, sizeof *src);
-    char **names = calloc(n, sizeof *names);
+    wlist_t wl;
     na_err_t err = {{0}};
-    na_status_t st = (wt && src && names) ? NA_OK : na_err_set(&err, NA_E_NOMEM, "out of memory");
-    size_t m = st == NA_OK ? out_list(c, wt, src, names) : 0;
+    na_status_t st = wlist_make(c, &wl, &err);
+    const na_wtensor_t *wt = wl.wt;
+    const size_t *src = wl.src;
+    size_t m = wl.m;
 
     /* Metadata: the input's, then "nanaudit" (replacing an older one). */
     size_t nm = na_input_metadata_count(c->in);
@@ -819,11 +872,8 @@ static int write_output(crun_t *c)
             if (st == NA_OK)
                 st = na_clean_emit(&t, &c->eng, &e->ct, sink, w, &err);
             e->emitted = st == NA_OK;
-            if (e->emitted && e->ct.overflow)
-                warn(e, (unsigned long long)e->ct.overflow, "value(s) overflowed the output dtype");
-            if (e->emitted && e->ct.collisions)
-                warn(e, (unsigned long long)e->ct.collisions,
-                     "cleaned value(s) equal a missing-value marker and read back as missing");
+            if (e->emitted)
+                warn_emitted(e);
         } else {
             e->emitted = e->cleaned;
             if (na_writer_wants(w, j))
@@ -858,11 +908,7 @@ static int write_output(crun_t *c)
         drop_tmp();
         cli_error(outp, "%s; nothing written", err.msg);
     }
-    for (size_t j = 0; names && j < n; j++)
-        free(names[j]);
-    free(names);
-    free(wt);
-    free(src);
+    wlist_free(c, &wl);
     free(meta);
     return st == NA_OK ? 0 : cli_exit_for_status(st == NA_E_WRITE ? NA_E_WRITE : st);
 }
@@ -873,6 +919,39 @@ static na_status_t discard(void *ud, const void *buf, size_t len, na_err_t *err)
     return NA_OK;
 }
 
+/* --dry-run: open the output format's writer on /dev/null with the
+ * tensor list a real run gives it, so that the writer's refusals (a .npy
+ * file holds one array; an .npz member's records cannot take cleaned
+ * fields) end a dry run as they end a real one, with the same message
+ * and exit code. Not HDF5: its writer creates and fills a file by name
+ * (hdf5_write.c), so its refusals show in a real run only. 0, or the
+ * exit code after an error message. */
+static int dry_open(crun_t *c)
+{
+    const na_writer_format_t *wf = na_writer_for(c->r.format);
+    if (!wf || !strcmp(c->r.format, "hdf5"))
+        return 0;
+    wlist_t wl;
+    na_err_t err = {{0}};
+    na_status_t st = wlist_make(c, &wl, &err);
+    int fd = st == NA_OK ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+    if (st == NA_OK && fd < 0)
+        st = na_err_set(&err, NA_E_IO, "/dev/null: %s", strerror(errno));
+    if (st == NA_OK) {
+        na_wopts_t wo = {c->r.input, "/dev/null", c->o->open.hdf5_timeout};
+        na_writer_t *w = NULL;
+        st = wf->open(fd, &wo, wl.wt, wl.m, NULL, 0, &w, &err);
+        na_writer_free(w);
+    }
+    if (fd >= 0)
+        close(fd);
+    wlist_free(c, &wl);
+    if (st == NA_OK)
+        return 0;
+    cli_error(c->r.input, "%s; nothing written", err.msg);
+    return cli_exit_for_status(st);
+}
+
 /* --dry-run: the write pass without a file, so that the report has what
  * a real run would (values replaced and clipped, statistics after,
  * overflow). One more read of each cleaned tensor. 0, or -1 after an
@@ -881,8 +960,10 @@ static int dry_emit(crun_t *c)
 {
     for (size_t i = 0; i < c->r.n; i++) {
         cli_clean_entry_t *e = &c->r.e[i];
-        if (!e->cleaned || e->ct.rows == 0)
+        if (!e->cleaned || e->ct.rows == 0) {
+            e->emitted = e->cleaned; /* 0 rows: nothing to emit, as in write_output */
             continue;
+        }
         na_tensor_t t;
         na_err_t err = {{0}};
         na_status_t st = na_input_tensor(c->in, i, &t, &err);
@@ -893,11 +974,7 @@ static int dry_emit(crun_t *c)
             return -1;
         }
         e->emitted = 1;
-        if (e->ct.overflow)
-            warn(e, (unsigned long long)e->ct.overflow, "value(s) would overflow the output dtype");
-        if (e->ct.collisions)
-            warn(e, (unsigned long long)e->ct.collisions,
-                 "cleaned value(s) would equal a missing-value marker and read back as missing");
+        warn_emitted(e);
     }
     return 0;
 }
@@ -1012,8 +1089,12 @@ int cli_clean(const cli_opts_t *o)
         rc = cli_exit_merge(rc, w);
         if (w)
             return finish(&c, rc);
-    } else if (dry_emit(&c) != 0) {
-        return finish(&c, cli_exit_merge(rc, 3));
+    } else {
+        int d = dry_open(&c);
+        if (d)
+            return finish(&c, cli_exit_merge(rc, d));
+        if (dry_emit(&c) != 0)
+            return finish(&c, cli_exit_merge(rc, 3));
     }
     /* NaN or Inf left in a cleaned tensor is a finding of scan's default
      * policy: exit 1 (issue 4, "Exit codes"). */

@@ -143,30 +143,61 @@ static void pstat(FILE *out, const char *what, const na_stats_t *s)
     fputc('\n', out);
 }
 
+/* NaN and Inf in what was (or would be) written: scan's default policy
+ * finding, the reason for exit 1 after a write. */
+static uint64_t nonfinite_left(const cli_clean_entry_t *e)
+{
+    const na_stats_t *a = &e->ct.after;
+    return e->cleaned && e->emitted ? a->nan + a->pos_inf + a->neg_inf : 0;
+}
+
+/* What --quiet keeps (as scan -q keeps findings and errors only): a
+ * tensor clean failed on, warned about, changed beyond the requested
+ * normalization (samples dropped, values replaced, clipped, set to NaN,
+ * overflowed or colliding with a missing-value marker), or left with NaN
+ * or Inf. Copied tensors and ones only normalized stay out: a CI log then
+ * lists only what needs a look. */
+static int quiet_shows(const cli_clean_entry_t *e)
+{
+    const na_clean_tensor_t *ct = &e->ct;
+    if (!strcmp(e->status, "error") || e->n_warn)
+        return 1;
+    if (!e->cleaned)
+        return 0;
+    return ct->dropped_nf + ct->dropped_out + ct->dropped_joint + ct->replaced_nf +
+                   ct->replaced_out + ct->clipped + ct->nanned + ct->overflow + ct->collisions >
+               0 ||
+           nonfinite_left(e) > 0;
+}
+
 int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
 {
     char nm[512];
+    int head = !quiet; /* -q: the input's line only above a tensor shown */
+    for (size_t i = 0; i < r->n && !head; i++)
+        head = quiet_shows(&r->e[i]);
     na_escape_text(r->input, nm, sizeof nm);
-    fprintf(out, "clean %s (%s)\n", nm, r->format ? r->format : "?");
+    if (head)
+        fprintf(out, "clean %s (%s)\n", nm, r->format ? r->format : "?");
     for (size_t i = 0; i < r->n; i++) {
         const cli_clean_entry_t *e = &r->e[i];
         const na_clean_tensor_t *ct = &e->ct;
+        if (quiet && !quiet_shows(e))
+            continue;
         na_escape_text(e->name, nm, sizeof nm);
         if (!e->cleaned) {
-            if (!quiet || !strcmp(e->status, "error"))
-                fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "",
-                        e->reason);
+            fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "", e->reason);
             continue;
         }
         if (e->samples)
-            fprintf(out, "  %s: %s -> %s, %llu samples x %llu, %llu feature(s), %u passes\n", nm,
+            fprintf(out, "  %s: %s -> %s, %llu samples x %llu, %llu feature(s), %u pass%s\n", nm,
                     na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
                     (unsigned long long)ct->rows, (unsigned long long)ct->width,
-                    (unsigned long long)ct->nfeat, ct->passes);
+                    (unsigned long long)ct->nfeat, ct->passes, ct->passes == 1 ? "" : "es");
         else
-            fprintf(out, "  %s: %s -> %s, %llu elements (weights: one statistic), %u passes\n",
+            fprintf(out, "  %s: %s -> %s, %llu elements (weights: one statistic), %u pass%s\n",
                     nm, na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
-                    (unsigned long long)ct->rows, ct->passes);
+                    (unsigned long long)ct->rows, ct->passes, ct->passes == 1 ? "" : "es");
         if (e->samples) /* weights never drop */
             fprintf(out, "    dropped %llu samples (non-finite %llu, outliers %llu, together %llu)",
                     (unsigned long long)(ct->dropped_nf + ct->dropped_out + ct->dropped_joint),
@@ -185,11 +216,10 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
                     (unsigned long long)ct->replaced_nf, (unsigned long long)ct->replaced_out,
                     (unsigned long long)ct->clipped, (unsigned long long)ct->nanned,
                     (unsigned long long)ct->overflow);
-        if (!quiet) {
+        if (!quiet)
             pstat(out, "before", &ct->before);
-            if (e->emitted)
-                pstat(out, "after", &ct->after);
-        }
+        if (e->emitted && (!quiet || nonfinite_left(e)))
+            pstat(out, "after", &ct->after);
         for (size_t k = 0; k < e->n_warn; k++) {
             na_escape_text(e->warn[k], nm, sizeof nm);
             fprintf(out, "    warning: %s\n", nm);

@@ -347,7 +347,10 @@ static const cli_option_t opts[] = {
      "enough to repay CUDA's start-up - about 2.4 GB with 2 threads, 74 GB with 16 - for "
      "tensors of 32 MiB or more; else the CPU), cpu, cuda or cuda:N (GPU N; exit 4 when "
      "unusable)"},
-    {"quiet", 'q', NULL, S | C, set_quiet, "print only findings, errors and the summary"},
+    {"quiet", 'q', NULL, S | C, set_quiet,
+     "print only findings, errors and the summary; clean: only the tensors it dropped samples "
+     "from, replaced, clipped or set values in, warned about, failed on or left with NaN/Inf, "
+     "and the written/refused/dry run line"},
     {"progress", 0, NULL, S, set_progress, "always show progress on stderr"},
     {"no-progress", 0, NULL, S, set_no_progress,
      "never show progress (default: on a terminal, for scans over ~1 s)"},

@@ -38,6 +38,16 @@ with h5py.File("n.h5") as f:
     v = t[:]
     assert v.dtype == np.float32 and v.min() == 0.0 and v.max() == 1.0, (v.dtype, v.min(), v.max())
 PY
+# --dry-run: the same warning (one rule decides it: cli/clean.c
+# warn_packing), the same report entry, and nothing written but the report
+before="$(ls -A)"
+expect_exit 0 "$N" clean p.h5 --dry-run --normalize minmax --exclude /u --report d.json
+expect_stdout_contains "    warning: scale_factor/add_offset dropped: values are normalized"
+expect_stdout_contains "dry run: no output written"
+expect_json d.json '[(t["name"], t["warnings"]) for t in j["tensors"]]' \
+    '[["/plain", []], ["/t", ["scale_factor/add_offset dropped: values are normalized"]], ["/u", []]]'
+expect_json d.json '[j["written"], j["dry_run"], j["output"]]' '[false, true, null]'
+assert_eq "$(ls -A | grep -vx d.json)" "$before" "files after --dry-run"
 # without --normalize: kept
 expect_exit 0 "$N" clean p.h5 -o k.h5 --zscore 3 --report k.json
 expect_stdout_lacks "dropped: values are normalized"

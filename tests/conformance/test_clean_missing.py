@@ -292,11 +292,11 @@ def test_collision():
     check("collision: warning",
           t["warnings"] == ["1 cleaned value(s) equal a missing-value marker and read back as "
                             "missing"], str(t["warnings"]))
-    # --dry-run reports it too
+    # --dry-run reports it too, in the same words (cli/clean.c warn_emitted)
     p = subprocess.run([EXE, "clean", src, "--dry-run", "--normalize", "zscore"],
                        capture_output=True, text=True)
     check("collision: dry-run warning", p.returncode == 0 and
-          "warning: 1 cleaned value(s) would equal a missing-value marker and read back as "
+          "warning: 1 cleaned value(s) equal a missing-value marker and read back as "
           "missing" in p.stdout, p.stdout + p.stderr)
 
 

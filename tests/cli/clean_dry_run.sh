@@ -1,0 +1,74 @@
+#!/bin/bash
+# clean --dry-run reports what a real run reports (issue 4, "--dry-run:
+# compute and report everything, write nothing"): the same exit code,
+# tensor lines, statistics and warnings (cli/clean.c warn_emitted and
+# warn_packing serve both paths); only "output", "written", "dry_run",
+# "input_sha256" (no write pass hashes the input) and the closing line
+# differ. A writer's refusal (cli/clean.c dry_open) ends both alike. Regressions: an empty (0-row) array had no "after" statistics
+# in a dry run; overflow and marker-collision warnings were worded
+# differently ("would overflow"). The HDF5 packing warning:
+# clean_hdf5_packing.sh.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+N="$NANAUDIT"
+"$NA_PYTHON" - <<'PY' || fail "making inputs"
+import numpy as np
+# F16: NaN -> 1e6 overflows F16 (max 65504) to +Inf
+np.save("f16.npy", np.array([1, np.nan, 3, 4], np.float16))
+x = np.arange(12, dtype=np.float64).reshape(6, 2)
+x[2, 1] = np.nan
+np.savez("z.npz", a=x, empty=np.zeros((0, 3)))
+s = np.zeros(4, dtype=[("a", "<f8"), ("b", "<f4")])
+s["a"], s["b"] = [1, 2, 3, 4], [5, 6, 7, 8]
+np.save("st.npy", s)
+np.savez("st.npz", s=s, p=np.arange(4.0))
+PY
+
+# same_reports ARGS...: a real run (-o) and a --dry-run, JSON and text
+same_reports() {
+    expect_exit "$1" "$N" clean "${@:2}" -o "real.$2" --report real.json
+    cp stdout real.txt
+    rm -f dry.json
+    before="$(ls -A)"
+    expect_exit "$1" "$N" clean "${@:2}" --dry-run --report dry.json
+    cp stdout dry.txt
+    assert_eq "$(ls -A | grep -vx -e dry.json -e dry.txt -e stdout -e stderr)" \
+        "$(echo "$before" | grep -vx -e dry.txt -e stdout -e stderr)" "files after --dry-run"
+    assert_eq "$(sed '$d' dry.txt)" "$(sed '$d' real.txt)" "text report of $2"
+    assert_eq "$(tail -n 1 dry.txt)" "dry run: no output written" "closing line"
+    "$NA_PYTHON" - <<'PY' || fail "JSON reports of $2 differ"
+import json
+r, d = json.load(open("real.json")), json.load(open("dry.json"))
+assert (r["output"], r["written"], r["dry_run"]) == (r["output"], True, False), r
+assert (d["output"], d["written"], d["dry_run"], d["input_sha256"]) == (None, False, True, None), d
+for k in ("output", "written", "dry_run", "input_sha256"):
+    del r[k], d[k]
+assert r == d, (r, d)
+PY
+}
+
+same_reports 1 f16.npy --nonfinite value=1e6
+expect_json dry.json '[t["warnings"] for t in j["tensors"]]' '[["1 value(s) overflowed the output dtype"]]'
+expect_json dry.json '[j["tensors"][0]["after"][k] for k in ("finite", "pos_inf")]' '[3, 1]'
+expect_stdout_contains "    warning: 1 value(s) overflowed the output dtype"
+
+same_reports 0 z.npz --zscore 3 --normalize minmax --allow-misaligned --max-drop-fraction 0.5
+expect_json dry.json '[(t["name"], t["samples_dropped"]["total"], t["after"]["elements"]) for t in j["tensors"]]' \
+    '[["a", 1, 10], ["empty", 0, 0]]'
+
+# The writer's refusals (formats/npy_write.c, npz_write.c) end a dry run
+# as they end a real one: same message, exit 3, nothing written.
+for f in st.npy st.npz; do
+    expect_exit 3 "$N" clean "$f" --normalize minmax -o "real.$f"
+    sed "s|^nanaudit: real.$f: |nanaudit: $f: |" stderr >real.err
+    [ ! -e "real.$f" ] || fail "real run wrote real.$f"
+    before="$(ls -A | grep -vx -e stdout -e stderr)"
+    expect_exit 3 "$N" clean "$f" --normalize minmax --dry-run
+    assert_eq "$(cat stderr)" "$(cat real.err)" "dry-run message for $f"
+    assert_eq "$(ls -A | grep -vx -e stdout -e stderr)" "$before" "files after --dry-run of $f"
+done
+assert_eq "$(cat stderr)" "nanaudit: st.npz: member 's.npy' holds a structured or complex array (2 tensors): clean cannot write cleaned fields back into its records (--exclude them to copy it unchanged); nothing written" "st.npz message"
+# excluded, the structured member is copied, and the dry run goes on
+expect_exit 0 "$N" clean st.npz --normalize minmax --exclude 's.*' --dry-run
+expect_stdout_contains "dry run: no output written"
+pass

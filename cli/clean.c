@@ -281,6 +281,21 @@ static int check_output(crun_t *c)
 }
 
 /* Per entry: select, prepare, fit. Returns the exit code so far. */
+/* The warnings a fit of entry e decides, replacing those of an earlier
+ * fit (refit_joint fits again without a partner's rows). */
+static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t)
+{
+    e->n_warn = 0;
+    if (e->ct.passthrough)
+        warn(e, (unsigned long long)e->ct.passthrough,
+             "feature(s) without any finite value passed through unchanged");
+    if (e->ct.constant)
+        warn(e, (unsigned long long)e->ct.constant,
+             c->eng.normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
+                                                : "constant feature(s) (std 0) mapped to 0");
+    warn_packing(c, e, t);
+}
+
 static int fit_all(crun_t *c)
 {
     int rc = 0;
@@ -359,14 +374,7 @@ static int fit_all(crun_t *c)
         }
         e->cleaned = 1;
         e->status = "cleaned";
-        if (e->ct.passthrough)
-            warn(e, (unsigned long long)e->ct.passthrough,
-                 "feature(s) without any finite value passed through unchanged");
-        if (e->ct.constant)
-            warn(e, (unsigned long long)e->ct.constant,
-                 c->eng.normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
-                                                    : "constant feature(s) (std 0) mapped to 0");
-        warn_packing(c, e, &t);
+        warn_fit(c, e, &t);
     }
     return rc;
 }
@@ -425,6 +433,7 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
         cli_error(c->r.input, "%s", err.msg);
         return cli_exit_for_status(st);
     }
+    warn_fit(c, e, &t);
     return 0;
 }
 

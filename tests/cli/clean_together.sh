@@ -91,6 +91,21 @@ expect_exit 0 "$N" clean d.h5 --dry-run --max-drop-fraction 0.5 --together '/x,/
 expect_json h.json '[(e["name"], e["samples_dropped"]["nonfinite"], e["samples_dropped"]["together"], e["out_shape"]) for e in j["tensors"]]' \
     '[["/g/y", 0, 1, [9]], ["/x", 1, 0, [9, 2]]]'
 
+# The fit's warnings follow the refit: a partner's drops can leave a
+# feature constant, which the first fit (all rows) did not see. x has
+# no non-finite value; column 0 differs only in row 0, which y's NaN
+# drops from both.
+"$NA_PYTHON" -c '
+import numpy as np
+from safetensors.numpy import save_file
+x = np.array([[1, 0], [5, 1], [5, 2], [5, 3]], dtype=np.float64)
+save_file({"x": x, "y": np.array([np.nan, 1.0, 2.0, 3.0])}, "refit.safetensors")' \
+    || fail "making refit.safetensors"
+expect_exit 0 "$N" clean refit.safetensors --samples --normalize minmax --together x,y \
+    --max-drop-fraction 1 -o refit.st --report refit.json
+expect_json refit.json '[(e["name"], e["samples_dropped"]["total"], e["warnings"]) for e in j["tensors"]]' \
+    '[["x", 1, ["1 constant feature(s) (max == min) mapped to LO"]], ["y", 1, []]]'
+
 # A tensor outside the group keeps the refusal, which names it.
 expect_exit 2 "$N" clean xyz.safetensors --samples --zscore 3 --together x,y --exclude z -o o.st
 expect_stderr_contains "dropping 4 samples from 'x' would misalign it with 'z' (both have 200 rows)"

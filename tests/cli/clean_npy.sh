@@ -35,4 +35,17 @@ ls -a | grep -q nanaudit-tmp && fail "temporary file left behind"
 # an .npz is written as .npz (its error paths: clean_npz.sh)
 expect_exit 0 "$N" clean z.npz -o z2.npz
 expect_stdout_contains "written: z2.npz (verified)"
+
+# the report's input_sha256 is the input's, for .npy, .npz and raw input
+# too (hashed on its own thread while the passes run); null in a dry run
+"$NA_PYTHON" -c "import numpy as np; np.arange(1000.0).tofile('r.f64')" || fail "r.f64"
+for args in "--nonfinite zero f.npy" "z.npz" "--dtype F64 r.f64"; do
+    set -- $args
+    in=${!#}
+    expect_exit 0 "$N" clean $args -o "sha.$in" --report sha.json
+    expect_json sha.json 'j["input_sha256"]' "\"$(sha256sum "$in" | cut -d' ' -f1)\""
+    rm -f "sha.$in"
+done
+expect_exit 0 "$N" clean f.npy --nonfinite zero --dry-run --report sha.json
+expect_json sha.json 'j["input_sha256"]' "null"
 pass

@@ -931,14 +931,16 @@ static na_status_t discard(void *ud, const void *buf, size_t len, na_err_t *err)
 /* --dry-run: open the output format's writer on /dev/null with the
  * tensor list a real run gives it, so that the writer's refusals (a .npy
  * file holds one array; an .npz member's records cannot take cleaned
- * fields) end a dry run as they end a real one, with the same message
- * and exit code. Not HDF5: its writer creates and fills a file by name
- * (hdf5_write.c), so its refusals show in a real run only. 0, or the
- * exit code after an error message. */
+ * fields; HDF5: a user-defined link, a lossy scale-offset filter, a
+ * compound dataset whose records cannot be rewritten) end a dry run as
+ * they end a real one, with the same message and exit code. No path
+ * (write.h): the HDF5 writer then checks the structure in memory and
+ * creates no file (hdf5_wchild.c). 0, or the exit code after an error
+ * message. */
 static int dry_open(crun_t *c)
 {
     const na_writer_format_t *wf = na_writer_for(c->r.format);
-    if (!wf || !strcmp(c->r.format, "hdf5"))
+    if (!wf)
         return 0;
     wlist_t wl;
     na_err_t err = {{0}};
@@ -947,7 +949,7 @@ static int dry_open(crun_t *c)
     if (st == NA_OK && fd < 0)
         st = na_err_set(&err, NA_E_IO, "/dev/null: %s", strerror(errno));
     if (st == NA_OK) {
-        na_wopts_t wo = {c->r.input, "/dev/null", c->o->open.hdf5_timeout};
+        na_wopts_t wo = {c->r.input, NULL, c->o->open.hdf5_timeout};
         na_writer_t *w = NULL;
         st = wf->open(fd, &wo, wl.wt, wl.m, NULL, 0, &w, &err);
         na_writer_free(w);

@@ -42,6 +42,20 @@
  *  - object references (dimension scales, h5py ref datasets) are given
  *    new values pointing at the copies (see "object references" below).
  * Not preserved: region references (NULL), object addresses, times.
+ *
+ * A check (h5w_job_t.output NULL: clean --dry-run) runs this same walk,
+ * so every refusal above (user-defined links, a lossy scale-offset
+ * filter, external or virtual storage, compound records that cannot be
+ * rewritten) is decided by the code that decides it in a real run, with
+ * the same message and status. It copies structure only, never data:
+ * the output is an in-memory file (core driver, no backing store:
+ * nothing is created on disk); an untouched dataset becomes an empty
+ * stand-in that takes its attributes instead of an H5Ocopy, which would
+ * read and copy its data; cleaned datasets are created with late
+ * allocation (no storage, no fill values written). So it costs
+ * milliseconds whatever the data's size; what it cannot see is a read
+ * failure inside the data H5Ocopy would copy (a damaged untouched
+ * dataset), which a real run reports.
  */
 #include "hdf5_types.h"
 #include "hdf5_wproto.h"
@@ -84,6 +98,7 @@ typedef struct wctx {
     char **map_v;
     size_t n_fix, cap_fix;  /* objects whose references need new values */
     struct wfix *fix;
+    int check;              /* no output file: structure only (see above) */
     uint32_t fail_st;       /* first error, sent as FAIL */
     char fail[400];
 } wctx_t;
@@ -593,6 +608,20 @@ static int conv_attr(acopy_t *a, hid_t at, const char *name, hid_t ft, hid_t sp,
     return r < 0 ? -1 : 1;
 }
 
+/* A check's stand-in for an untouched dataset dst/name: an empty scalar
+ * dataset (no storage) that takes the attributes and hard links the copy
+ * would. 0, or -1 with c->fail set. */
+static int check_stand_in(wctx_t *c, hid_t dst, const char *name, hid_t lcpl, const char *path)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t d = sp >= 0 ? H5Dcreate2(dst, name, H5T_NATIVE_UCHAR, sp, lcpl, H5P_DEFAULT,
+                                   H5P_DEFAULT)
+                      : -1;
+    int r = d < 0 ? w_h5err(c, "cannot copy", path) : 0;
+    W_CLOSE(d, sp);
+    return r;
+}
+
 /* H5Ocopy of g/name into dst (a dataset or a named datatype), with its
  * attributes copied here rather than by H5Ocopy: libhdf5 1.10.8 crashes
  * copying densely stored attributes of variable-length type
@@ -603,10 +632,20 @@ static int conv_attr(acopy_t *a, hid_t at, const char *name, hid_t ft, hid_t sp,
 static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
                       const char *path)
 {
-    hid_t cp = H5Pcreate(H5P_OBJECT_COPY);
-    H5Pset_copy_object(cp, H5O_COPY_WITHOUT_ATTR_FLAG);
-    int r = H5Ocopy(g, name, dst, name, cp, lcpl) < 0 ? w_h5in(c, "cannot copy", path) : 0;
-    H5Pclose(cp);
+    H5O_info_t si;
+    int stand_in = c->check && H5Oget_info_by_name2(g, name, &si, H5O_INFO_BASIC,
+                                                    H5P_DEFAULT) >= 0 &&
+                   si.type == H5O_TYPE_DATASET;
+    H5Eclear2(H5E_DEFAULT);
+    int r;
+    if (stand_in) { /* a check: no data read or copied */
+        r = check_stand_in(c, dst, name, lcpl, path);
+    } else {
+        hid_t cp = H5Pcreate(H5P_OBJECT_COPY);
+        H5Pset_copy_object(cp, H5O_COPY_WITHOUT_ATTR_FLAG);
+        r = H5Ocopy(g, name, dst, name, cp, lcpl) < 0 ? w_h5in(c, "cannot copy", path) : 0;
+        H5Pclose(cp);
+    }
     hid_t so = r == 0 ? H5Oopen(g, name, H5P_DEFAULT) : -1;
     hid_t dob = r == 0 ? H5Oopen(dst, name, H5P_DEFAULT) : -1;
     if (r == 0 && (so < 0 || dob < 0))
@@ -614,7 +653,8 @@ static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcp
     if (r == 0)
         r = copy_attrs(c, so, dob, path);
     H5O_info_t oi;
-    if (r == 0 && H5Oget_info2(so, &oi, H5O_INFO_BASIC) >= 0 && oi.type == H5O_TYPE_DATASET) {
+    if (r == 0 && !stand_in && H5Oget_info2(so, &oi, H5O_INFO_BASIC) >= 0 &&
+        oi.type == H5O_TYPE_DATASET) {
         hid_t t = H5Dget_type(so);
         if (t >= 0 && has_refs(t))
             add_fix(c, path, NULL);
@@ -723,6 +763,11 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
         }
         sp = H5Screate_simple(nd, nd_, maxd);
     }
+    /* A check allocates nothing: early allocation would write fill values
+     * for the whole extent into the in-memory file (compact data must be
+     * allocated early, and is at most 64 KiB). */
+    if (c->check && H5Pget_layout(dcpl) != H5D_COMPACT)
+        H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);
     if (sp >= 0)
         out = H5Dcreate2(dst, name, ty, sp, lcpl, dcpl, H5P_DEFAULT);
     hid_t sty = out >= 0 ? H5Dget_type(src) : -1;
@@ -954,6 +999,10 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
         r = w_dataset(c, g, name, lw->dst, lcpl, path, js, nj);
     } else if (oi.type != H5O_TYPE_GROUP) { /* untouched dataset, named datatype */
         r = copy_whole(c, g, name, lw->dst, lcpl, path);
+    } else if (c->check) { /* too deep to walk: a check copies no data */
+        hid_t ng = H5Gcreate2(lw->dst, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        r = ng < 0 ? w_h5err(c, "cannot copy the group", path) : 0;
+        W_CLOSE(ng);
     } else { /* a group nested too deep to walk: whole, attributes included */
         r = H5Ocopy(g, name, lw->dst, name, H5P_DEFAULT, lcpl) < 0
                 ? w_h5in(c, "cannot copy", path)
@@ -1168,12 +1217,19 @@ static int w_setup(wctx_t *c)
     H5Eclear2(H5E_DEFAULT);
     /* Close everything at H5Fclose, so that its error is the last word. */
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    c->out = H5Fcreate(c->job->output, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, fapl);
+    /* A check: the core driver without a backing store keeps the file in
+     * memory and opens nothing on disk (HDF5 reference, H5Pset_fapl_core);
+     * the name only labels it. 1 MiB: its growth step. */
+    if (c->check)
+        H5Pset_fapl_core(fapl, (size_t)1 << 20, 0);
+    c->out = H5Fcreate(c->check ? "nanaudit-check" : c->job->output, H5F_ACC_TRUNC,
+                       fcpl >= 0 ? fcpl : H5P_DEFAULT, fapl);
     H5Pclose(fapl);
     if (fcpl >= 0)
         H5Pclose(fcpl);
     if (c->out < 0)
-        return w_h5err(c, "libhdf5 cannot create the file", c->job->output);
+        return w_h5err(c, "libhdf5 cannot create the file",
+                       c->check ? "in-memory check file" : c->job->output);
     if (resolve(c) < 0)
         return -1;
     hid_t sr = H5Gopen2(c->in, "/", H5P_DEFAULT), dr = H5Gopen2(c->out, "/", H5P_DEFAULT);
@@ -1200,6 +1256,7 @@ void na_h5w_child_main(int sock, uint8_t *shm, void *arg)
     c.sock = sock;
     c.shm = shm;
     c.job = arg;
+    c.check = c.job->output == NULL;
     c.tg = calloc(c.job->n ? c.job->n : 1, sizeof *c.tg);
     if (!c.tg)
         w_die();

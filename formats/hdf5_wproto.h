@@ -25,6 +25,8 @@
  *   parent -> child : FINISH, payload: metadata pairs, each as u32 key
  *                     length, u32 value length, key, value
  *   child  -> parent: DONE (root attributes written, file closed) or FAIL
+ * A check (output NULL: clean --dry-run) ends after READY or FAIL: the
+ * parent closes the socket, and the child's in-memory file is dropped.
  */
 #ifndef NA_HDF5_WPROTO_H
 #define NA_HDF5_WPROTO_H
@@ -44,7 +46,8 @@ enum {
 
 typedef struct h5w_job {
     const char *input;        /* input file, opened read-only */
-    const char *output;       /* temporary file, created (truncated) */
+    const char *output;       /* temporary file, created (truncated);
+                               * NULL: check only (hdf5_wchild.c) */
     const na_wtensor_t *t;    /* the writer's tensor list */
     size_t n;
     uint64_t shm_bytes;       /* size of the shared mapping */

@@ -16,6 +16,11 @@
  * NA_E_WRITE: "libhdf5 crashed while writing the copy: SIGSEGV". A
  * refusal decided by the child (a compound dataset whose fields would
  * lose different rows) keeps its own status (NA_E_USAGE).
+ *
+ * With na_wopts_t.path NULL (clean --dry-run) the open is a check: the
+ * child walks and validates the structure as for a real write, in an
+ * in-memory file, without reading data (hdf5_wchild.c), and the writer
+ * is freed after READY; its refusals are a real open's, word for word.
  */
 #include "hdf5_wproto.h"
 

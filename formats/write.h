@@ -51,7 +51,10 @@ typedef struct na_wtensor {
  * copies the input's groups, attributes and untouched datasets. */
 typedef struct na_wopts {
     const char *input;   /* the input file (read only) */
-    const char *path;    /* the file behind fd (the temporary file) */
+    const char *path;    /* the file behind fd (the temporary file); NULL:
+                          * a check only (clean --dry-run, fd is /dev/null):
+                          * the HDF5 writer validates the input's structure
+                          * as a real open does and creates no file */
     double timeout;      /* seconds one answer of a helper process may
                           * take (--hdf5-timeout); <= 0: no limit */
 } na_wopts_t;

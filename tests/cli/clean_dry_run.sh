@@ -7,7 +7,7 @@
 # differ. A writer's refusal (cli/clean.c dry_open) ends both alike. Regressions: an empty (0-row) array had no "after" statistics
 # in a dry run; overflow and marker-collision warnings were worded
 # differently ("would overflow"). The HDF5 packing warning:
-# clean_hdf5_packing.sh.
+# clean_hdf5_packing.sh; the HDF5 writer's refusals: clean_hdf5_dry_run.sh.
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || exit 1
 N="$NANAUDIT"

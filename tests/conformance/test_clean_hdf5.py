@@ -29,7 +29,9 @@ checked against the input as h5py reads it:
     array datatypes are written back; the root's creation order and a
     user block are kept; a 0-row result is a valid dataset; the root gets a "nanaudit"
     attribute whose input_sha256 is hashlib's; `nanaudit scan` reads the
-    output (exit 0, the counts h5py gives).
+    output (exit 0, the counts h5py gives);
+  - every run is first made with --dry-run instead of -o (clean()): the
+    same exit code and stderr, refusals included, and no file written.
 Run: NANAUDIT=build/nanaudit .venv/bin/python tests/conformance/test_clean_hdf5.py
 """
 import hashlib
@@ -56,10 +58,26 @@ def path(name):
 
 
 def clean(args, expect=0, quiet=True):
-    p = subprocess.run([EXE, "clean"] + (["-q"] if quiet else []) + args, capture_output=True,
-                       text=True)
+    """Run clean ARGS (input first, -o OUT); the same with --dry-run instead
+    of -o first: it must end as the real run does (exit code, stderr with
+    the input named for the output: cli/clean.c dry_open checks the HDF5
+    structure with the writer's own code) and write nothing."""
+    cmd = [EXE, "clean"] + (["-q"] if quiet else [])
+    if "-o" in args:
+        i = args.index("-o")
+        before = sorted(os.listdir(TMP))
+        d = subprocess.run(cmd + args[:i] + args[i + 2:] + ["--dry-run"], capture_output=True,
+                           text=True)
+        check(f"--dry-run of {args}: exit", d.returncode == expect,
+              f"{d.returncode}, want {expect}: {d.stderr}")
+        check(f"--dry-run of {args}: nothing written", sorted(os.listdir(TMP)) == before,
+              str(set(os.listdir(TMP)) - set(before)))
+    p = subprocess.run(cmd + args, capture_output=True, text=True)
     if p.returncode != expect:
         raise AssertionError(f"exit {p.returncode} (want {expect}) for {args}:\n{p.stdout}\n{p.stderr}")
+    if "-o" in args:
+        want = p.stderr.replace(f"nanaudit: {args[i + 1]}: ", f"nanaudit: {args[0]}: ", 1)
+        check(f"--dry-run of {args}: message", d.stderr == want, f"{d.stderr!r} != {want!r}")
     return p
 
 

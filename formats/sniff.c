@@ -81,18 +81,34 @@ static int is_safetensors(const uint8_t *head, size_t n, uint64_t size)
     size_t i = skip_ws(head, 8, n);
     if (i >= n || head[i] != '{')
         return 0;
-    /* A plausible length decides it; an absurd one is still safetensors
-     * (the reader says "header length exceeds the file") unless the
-     * bytes are plainly JSON text. */
-    if (le64(head) <= size - 8)
-        return 1;
+    /* A plausible length was decided first (is_safetensors_strict); an
+     * absurd one is still safetensors (the reader says "header length
+     * exceeds the file") unless the bytes are plainly JSON text. */
     return !looks_like_json_text(head, n);
+}
+
+/* A safetensors length that fits the file, followed by '{': decided
+ * before the other formats' magic numbers, which a length's low bytes can
+ * spell (640 is 80 02 00..: a pickle's protocol byte; the HDF5 signature
+ * can sit in a tensor's data at offset 512). The other formats do not
+ * pass it: their bytes 1-7 make the length exceed the file (HDF5, .npy,
+ * Git LFS, JSON text, a pickle's opcodes), or byte 8 is not '{' (zip: a
+ * version and method; gzip: its flags and time; netCDF: a tag; a
+ * protocol 4-5 pickle: its frame length's high byte). */
+static int is_safetensors_strict(const uint8_t *head, size_t n, uint64_t size)
+{
+    if (n < 9 || size < 9 || le64(head) > size - 8)
+        return 0;
+    size_t i = skip_ws(head, 8, n);
+    return i < n && head[i] == '{';
 }
 
 na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
 {
     if (size == 0)
         return NA_FILE_EMPTY;
+    if (is_safetensors_strict(head, n, size))
+        return NA_FILE_SAFETENSORS;
     for (uint64_t off = 0; off + 8 <= n; off = off ? off * 2 : 512)
         if (memcmp(head + off, hdf5_sig, 8) == 0)
             return NA_FILE_HDF5;

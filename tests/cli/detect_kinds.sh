@@ -58,6 +58,30 @@ cp "$T/stdout" "$T/two.json"
 expect_json "$T/two.json" '[f["status"] for f in j["files"]]' '["error", "ok"]'
 expect_json "$T/two.json" 'j["files"][1]["tensors"][0]["elements"]' '2'
 
+# safetensors files from the official writer whose header length's low
+# bytes spell a pickle's protocol (640 = 80 02, 1152 = 80 04): still
+# safetensors (scan, info, and clean's re-read of its own output)
+"$NA_PYTHON" - "$T" <<'PY' || fail "making h*.safetensors"
+import struct, sys
+import numpy as np
+from safetensors.numpy import save_file
+for want in (640, 1152):
+    for pad in range(2000):
+        p = f"{sys.argv[1]}/h{want}.safetensors"
+        save_file({"w": np.array([1, 2, np.nan, 4], np.float32)}, p, metadata={"k": "x" * pad})
+        if struct.unpack("<Q", open(p, "rb").read(8))[0] == want:
+            break
+    else:
+        sys.exit(f"no padding gives a {want}-byte header")
+PY
+for h in 640 1152; do
+    expect_exit 1 "$NANAUDIT" scan "$T/h$h.safetensors"
+    expect_stdout_contains "h$h.safetensors (safetensors)"
+    expect_stdout_contains "1 NaN value (first at [2])"
+done
+expect_exit 0 "$NANAUDIT" info "$T/h640.safetensors"
+expect_stdout_contains "h640.safetensors (safetensors, 1 tensor, 16 bytes of data)"
+
 # a FIFO on the command line is an error, and nothing blocks on it
 mkfifo "$T/pipe"
 expect_exit 3 timeout 20 "$NANAUDIT" scan "$T/pipe"

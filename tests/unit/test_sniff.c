@@ -72,6 +72,22 @@ static void sniff_every_kind(void **state)
      * reader must say "header length exceeds the file". */
     n = make_st(b, "{}", 1ull << 40);
     assert_int_equal(na_sniff(b, n, n), NA_FILE_SAFETENSORS);
+    /* A header length whose low bytes look like another format's magic:
+     * 640 = 80 02 00.. (a pickle's protocol 2), 1152 = 80 04, 66176 =
+     * 80 02 01; any length with '{' at byte 8 and room in the file is
+     * safetensors, whatever its first bytes. */
+    static const uint64_t lens[] = {640, 896, 1152, 1408, 66176};
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+        memset(b, ' ', sizeof b);
+        n = make_st(b, "{\"__metadata__\":{}}", lens[k]);
+        assert_int_equal(na_sniff(b, sizeof b, 8 + lens[k] + 64), NA_FILE_SAFETENSORS);
+    }
+    /* The HDF5 signature inside a safetensors file's data (a U8 tensor
+     * at a power-of-two offset) does not make it HDF5. */
+    memset(b, ' ', sizeof b);
+    n = make_st(b, "{\"a\":{\"dtype\":\"U8\",\"shape\":[4000],\"data_offsets\":[0,4000]}}", 70);
+    memcpy(b + 512, "\x89HDF\r\n\x1a\n", 8);
+    assert_int_equal(na_sniff(b, sizeof b, 78 + 4000), NA_FILE_SAFETENSORS);
     /* JSON whose 9th byte is '{': text, not a length. */
     assert_int_equal(sniff_str("{\"abc\": {\"x\": 1}}", 17), NA_FILE_JSON);
     assert_int_equal(sniff_str("  [1, 2]", 8), NA_FILE_JSON);

@@ -26,6 +26,7 @@
 #include <fnmatch.h>  /* fnmatch */
 #include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* fabs */
+#include <omp.h>      /* omp_set_num_threads */
 #include <signal.h>   /* sigaction, raise */
 #include <stdlib.h>   /* mkstemps, calloc */
 #include <string.h>   /* strrchr, strerror */
@@ -87,6 +88,8 @@ typedef struct crun {
     char cmdline[2048];
     na_sha_job_t *sha;      /* the input's SHA-256, on its own thread */
     size_t *group;          /* per entry: 1 + its --together group, or 0 */
+    struct stat in_st;      /* the input when opened (input_unchanged) */
+    int have_in_st;
 } crun_t;
 
 /* The input's SHA-256 into c->r.sha: the thread cli_clean started
@@ -134,6 +137,17 @@ static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
 {
     if (e->n_warn < CLI_CLEAN_MAX_WARN)
         snprintf(e->warn[e->n_warn++], sizeof e->warn[0], "%llu %s", v, what);
+}
+
+/* Entry e could not be cleaned: status "error", and as reason the
+ * engine's message without its leading "TENSOR: " (the report names the
+ * tensor already). */
+static void entry_failed(cli_clean_entry_t *e, const char *msg)
+{
+    size_t nl = e->name ? strlen(e->name) : 0;
+    int named = nl && !strncmp(msg, e->name, nl) && !strncmp(msg + nl, ": ", 2);
+    e->status = "error";
+    snprintf(e->reason, sizeof e->reason, "%s", msg + (named ? nl + 2 : 0));
 }
 
 /* The warnings the emit pass decides (na_clean_emit counts them), for a
@@ -230,11 +244,48 @@ static int early_usage(const cli_opts_t *o)
 }
 
 /* Output checks before any work: 0 or 2. */
+/* The directory of output path outp into dir (n bytes) and its base
+ * name (a pointer into outp): the temporary file goes there. */
+static const char *out_dir(const char *outp, char *dir, size_t n)
+{
+    const char *slash = strrchr(outp, '/');
+    if (slash)
+        snprintf(dir, n, "%.*s", (int)(slash - outp + (slash == outp)), outp);
+    else
+        snprintf(dir, n, ".");
+    return slash ? slash + 1 : outp;
+}
+
+#define TMP_PREFIX ".nanaudit-tmp-XXXXXX-" /* + the output's base name */
+
+/* What would make the write fail only after all the fitting: the
+ * output's directory (missing, not one, not writable) and a base name
+ * too long for the temporary file's. 0, or 4 after one line. */
+static int check_output_dir(const char *outp)
+{
+    char dir[PATH_MAX];
+    const char *base = out_dir(outp, dir, sizeof dir);
+    struct stat sd;
+    if (stat(dir, &sd) != 0 || !S_ISDIR(sd.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        cli_error(outp, "cannot create a temporary file in '%s': %s", dir,
+                  errno ? strerror(errno) : strerror(ENOTDIR));
+        return 4;
+    }
+    long name_max = pathconf(dir, _PC_NAME_MAX);
+    if (name_max > 0 && strlen(TMP_PREFIX) + strlen(base) > (size_t)name_max) {
+        cli_error(outp, "the name is too long for clean's temporary file (%s%s: %zu bytes, "
+                  "the file system allows %ld); use a shorter -o name", TMP_PREFIX, "NAME",
+                  strlen(TMP_PREFIX) + strlen(base), name_max);
+        return 4;
+    }
+    return 0;
+}
+
 static int check_output(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
     const char *in[1] = {c->r.input};
-    const char *out = co->dry_run ? NULL : co->output;
+    const char *out = co->output;
     int rc = early_usage(c->o);
     if (rc)
         return rc;
@@ -248,7 +299,8 @@ static int check_output(crun_t *c)
         cli_error(co->save_params, "--save-params and --report name the same file");
         rc = 2;
     }
-    if (rc || co->dry_run)
+    /* A dry run with -o checks it as the real run would. */
+    if (rc || (co->dry_run && !co->output))
         return rc;
     if (!co->output)
         return cli_usage(CLI_CLEAN, "-o FILE is required (or --dry-run)");
@@ -277,18 +329,23 @@ static int check_output(crun_t *c)
                   S_ISLNK(sl.st_mode) ? " (a symbolic link)" : "");
         return 2;
     }
-    return 0;
+    errno = 0;
+    return check_output_dir(co->output);
 }
 
-/* Per entry: select, prepare, fit. Returns the exit code so far. */
 /* The warnings a fit of entry e decides, replacing those of an earlier
  * fit (refit_joint fits again without a partner's rows). */
 static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t)
 {
     e->n_warn = 0;
+    /* An integer dtype cannot hold the NaN: the emit refuses (exit 2), so
+     * the report must not say it passed unchanged. */
+    char pt[96] = "feature(s) without any finite value passed through unchanged";
+    if (!na_dtype_is_float(e->ct.out_dtype))
+        snprintf(pt, sizeof pt, "feature(s) without any finite value (%s cannot hold NaN)",
+                 na_dtype_name(e->ct.out_dtype));
     if (e->ct.passthrough)
-        warn(e, (unsigned long long)e->ct.passthrough,
-             "feature(s) without any finite value passed through unchanged");
+        warn(e, (unsigned long long)e->ct.passthrough, pt);
     if (e->ct.constant)
         warn(e, (unsigned long long)e->ct.constant,
              c->eng.normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
@@ -296,6 +353,7 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
     warn_packing(c, e, t);
 }
 
+/* Per entry: select, prepare, fit. Returns the exit code so far. */
 static int fit_all(crun_t *c)
 {
     int rc = 0;
@@ -364,10 +422,7 @@ static int fit_all(crun_t *c)
                             "arithmetic cannot carry exactly; --exclude '%s' copies it unchanged",
                             t.name, na_dtype_name(e->dtype), t.name);
         if (st != NA_OK) {
-            e->status = "error";
-            size_t nl = strlen(t.name); /* the report names the tensor already */
-            int named = !strncmp(err.msg, t.name, nl) && !strncmp(err.msg + nl, ": ", 2);
-            snprintf(e->reason, sizeof e->reason, "%s", err.msg + (named ? nl + 2 : 0));
+            entry_failed(e, err.msg);
             cli_error(c->r.input, "%s", err.msg);
             rc = cli_exit_merge(rc, cli_exit_for_status(st));
             continue;
@@ -598,6 +653,7 @@ static na_status_t sink(void *ud, const void *buf, size_t len, na_err_t *err)
         raise(!strcmp(sig, "INT")    ? SIGINT
               : !strcmp(sig, "KILL") ? SIGKILL
               : !strcmp(sig, "BUS")  ? SIGBUS
+              : !strcmp(sig, "STOP") ? SIGSTOP /* clean_races.sh acts, then continues it */
                                      : SIGTERM);
     }
     return st;
@@ -702,6 +758,49 @@ static na_status_t late_meta(crun_t *c, na_writer_t *w, char *prov, na_err_t *er
     return st == NA_OK ? na_writer_set_meta(w, "nanaudit", prov, err) : st;
 }
 
+/* The input as it was when opened (cli_clean), against its state now: a
+ * file modified or replaced while it was read gave the passes (and the
+ * SHA-256 thread) different bytes, so nothing is written. NA_E_IO. */
+static na_status_t input_unchanged(const crun_t *c, na_err_t *err)
+{
+    struct stat now;
+    const struct stat *was = &c->in_st;
+    if (!c->have_in_st)
+        return NA_OK;
+    if (stat(c->r.input, &now) != 0 || now.st_dev != was->st_dev || now.st_ino != was->st_ino ||
+        now.st_size != was->st_size || now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+        now.st_mtim.tv_nsec != was->st_mtim.tv_nsec || now.st_ctim.tv_sec != was->st_ctim.tv_sec ||
+        now.st_ctim.tv_nsec != was->st_ctim.tv_nsec)
+        return na_err_set(err, NA_E_IO, "the input '%s' changed while it was being cleaned "
+                          "(modified or replaced)", c->r.input);
+    return NA_OK;
+}
+
+/* Give the verified temporary file tmp the output's name. Without
+ * --force an output that appeared meanwhile (another process, a second
+ * clean) is not replaced: renameat2's RENAME_NOREPLACE, or where the
+ * file system lacks it link(2), which fails on an existing name too. */
+static na_status_t publish(const char *tmp, const char *outp, int force, na_err_t *err)
+{
+    if (force) {
+        if (rename(tmp, outp) != 0)
+            return na_err_set(err, NA_E_WRITE, "rename to the output: %s", strerror(errno));
+        return NA_OK;
+    }
+    int r = renameat2(AT_FDCWD, tmp, AT_FDCWD, outp, RENAME_NOREPLACE);
+    if (r != 0 && (errno == EINVAL || errno == ENOSYS)) {
+        r = link(tmp, outp);
+        if (r == 0)
+            unlink(tmp);
+    }
+    if (r != 0 && errno == EEXIST)
+        return na_err_set(err, NA_E_WRITE, "appeared while cleaning and is not replaced "
+                          "without --force");
+    if (r != 0)
+        return na_err_set(err, NA_E_WRITE, "rename to the output: %s", strerror(errno));
+    return NA_OK;
+}
+
 /* Re-open the temporary file and compare it with what was predicted. */
 static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, size_t m,
                           na_err_t *err)
@@ -717,9 +816,12 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
     }
     na_input_t *out;
     na_status_t st = na_input_open(g_tmp, &oo, &out, err);
-    if (st != NA_OK)
+    if (st != NA_OK) {
+        char why[sizeof err->msg]; /* err->msg is also the destination */
+        snprintf(why, sizeof why, "%s", err->msg);
         return na_err_set(err, NA_E_WRITE, "verification: the written file does not re-open: %s",
-                          err->msg);
+                          why);
+    }
     size_t k = 0;
     for (size_t j = 0; j < m && st == NA_OK; j++, k++) {
         na_tensor_t t;
@@ -755,6 +857,7 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
         na_scan_opts_init(&so);
         so.zscore = 0;
         so.max_locations = 0;
+        so.threads = c->o->threads;
         /* Missing values (CF markers, --missing auto) are honoured as
          * lib/clean.c honours them: the written file carries the markers
          * in its own dtype (formats/hdf5_wchild.c converts them), and a
@@ -770,6 +873,9 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
                    a->neg_inf == p->neg_inf &&
                    (a->finite == 0 || (a->min == p->min && a->max == p->max &&
                                        (a->mean == p->mean || /* both inf: overflowed sums */
+                                        /* or NaN, Inf: the order of a sum of +Inf
+                                         * and -Inf parts decides which */
+                                        (!isfinite(a->mean) && !isfinite(p->mean)) ||
                                         fabs(a->mean - p->mean) <= tol)));
         na_result_free(&res);
         if (!same)
@@ -814,13 +920,8 @@ static int write_output(crun_t *c)
     const char *outp = c->o->clean.output;
     const na_writer_format_t *wf = na_writer_for(c->r.format); /* checked in cli_clean */
     char dir[PATH_MAX];
-    const char *slash = strrchr(outp, '/');
-    const char *base = slash ? slash + 1 : outp;
-    if (slash)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - outp + (slash == outp)), outp);
-    else
-        snprintf(dir, sizeof dir, ".");
-    if (snprintf(g_tmp, sizeof g_tmp, "%s/.nanaudit-tmp-XXXXXX-%s", dir, base) >= (int)sizeof g_tmp) {
+    const char *base = out_dir(outp, dir, sizeof dir);
+    if (snprintf(g_tmp, sizeof g_tmp, "%s/" TMP_PREFIX "%s", dir, base) >= (int)sizeof g_tmp) {
         cli_error(outp, "path too long");
         return 4;
     }
@@ -883,6 +984,8 @@ static int write_output(crun_t *c)
             e->emitted = st == NA_OK;
             if (e->emitted)
                 warn_emitted(e);
+            else
+                entry_failed(e, err.msg);
         } else {
             e->emitted = e->cleaned;
             if (na_writer_wants(w, j))
@@ -905,9 +1008,11 @@ static int write_output(crun_t *c)
     if (st == NA_OK && getenv("NANAUDIT_TEST_CORRUPT"))
         corrupt_last_byte(g_tmp);
     if (st == NA_OK)
+        st = input_unchanged(c, &err);
+    if (st == NA_OK)
         st = verify(c, wt, src, m, &err);
-    if (st == NA_OK && rename(g_tmp, outp) != 0)
-        st = na_err_set(&err, NA_E_WRITE, "rename to the output: %s", strerror(errno));
+    if (st == NA_OK)
+        st = publish(g_tmp, outp, c->o->clean.force, &err);
     if (st == NA_OK) {
         g_tmp_live = 0;
         if (!c->o->clean.no_fsync)
@@ -965,8 +1070,9 @@ static int dry_open(crun_t *c)
 
 /* --dry-run: the write pass without a file, so that the report has what
  * a real run would (values replaced and clipped, statistics after,
- * overflow). One more read of each cleaned tensor. 0, or -1 after an
- * error message (a read error: exit 3). */
+ * overflow). One more read of each cleaned tensor. 0, or the exit code
+ * after an error message (a read error: 3; NaN/Inf bound for an integer
+ * --out-dtype: 2, as in a real run). */
 static int dry_emit(crun_t *c)
 {
     for (size_t i = 0; i < c->r.n; i++) {
@@ -982,7 +1088,8 @@ static int dry_emit(crun_t *c)
             st = na_clean_emit(&t, &c->eng, &e->ct, discard, NULL, &err);
         if (st != NA_OK) {
             cli_error(c->r.input, "%s", err.msg[0] ? err.msg : na_status_str(st));
-            return -1;
+            entry_failed(e, err.msg[0] ? err.msg : na_status_str(st));
+            return cli_exit_for_status(st);
         }
         e->emitted = 1;
         warn_emitted(e);
@@ -1063,6 +1170,9 @@ int cli_clean(const cli_opts_t *o)
         return cli_exit_for_status(st);
     }
     c.r.format = na_input_format(c.in);
+    if (o->threads > 0) /* every parallel region of lib/clean.c; the verification's scan too */
+        omp_set_num_threads(o->threads);
+    c.have_in_st = stat(c.r.input, &c.in_st) == 0;
     if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
         cli_error(c.r.input, "clean cannot write %s files yet (safetensors, raw, HDF5 and "
                   "NumPy .npy/.npz only; --dry-run reports what it would do)", c.r.format);
@@ -1071,7 +1181,15 @@ int cli_clean(const cli_opts_t *o)
     rc = settle_options(&c);
     if (rc)
         return finish(&c, rc);
+    if (c.params) { /* against the settled options, before any read */
+        char why[NA_ERR_LEN];
+        if (cli_params_check(c.params, o->clean.apply_params, &c.eng, why, sizeof why)) {
+            cli_error(o->clean.apply_params, "%s", why);
+            return finish(&c, 2);
+        }
+    }
     build_cmdline(&c);
+    if (!o->clean.dry_run) /* a dry run reports no hash */
         c.sha = na_sha256_file_start(c.r.input);
     rc = fit_all(&c);
     if (rc >= 2)
@@ -1085,7 +1203,7 @@ int cli_clean(const cli_opts_t *o)
     if (g)
         return finish(&c, cli_exit_merge(rc, g));
     if (o->clean.save_params) {
-        json_t *pj = cli_params_new();
+        json_t *pj = cli_params_new(&c.eng);
         for (size_t i = 0; pj && i < c.r.n; i++)
             if (c.r.e[i].cleaned)
                 cli_params_add(pj, c.r.e[i].name, &c.r.e[i].ct);
@@ -1104,8 +1222,14 @@ int cli_clean(const cli_opts_t *o)
         int d = dry_open(&c);
         if (d)
             return finish(&c, cli_exit_merge(rc, d));
-        if (dry_emit(&c) != 0)
+        d = dry_emit(&c);
+        if (d)
+            return finish(&c, cli_exit_merge(rc, d));
+        na_err_t ue = {{0}};
+        if (input_unchanged(&c, &ue) != NA_OK) {
+            cli_error(c.r.input, "%s", ue.msg);
             return finish(&c, cli_exit_merge(rc, 3));
+        }
     }
     /* NaN or Inf left in a cleaned tensor is a finding of scan's default
      * policy: exit 1 (issue 4, "Exit codes"). */

@@ -3,21 +3,30 @@
  * every statistic a step used, per tensor and per feature, as JSON
  * (jansson; strict parsing with duplicate keys rejected, DESIGN.md).
  *
- * Schema (schema_version 1):
- *   {"schema_version": 1, "kind": "nanaudit-clean-params",
+ * Schema (schema_version 2; 1 is the same without "options"):
+ *   {"schema_version": 2, "kind": "nanaudit-clean-params",
+ *    "options": {"samples": bool, "global": bool,
+ *       "nonfinite": "keep"|"drop"|"zero"|"mean"|"value",
+ *       "nonfinite_value": X|null, "outlier_method": "zscore"|"mad"|null,
+ *       "k": K|null, "outliers": "drop"|"clip"|"nan"|"mean"|null,
+ *       "normalize": "minmax"|"zscore"|null, "feature_range": [LO, HI]|null},
  *    "tensors": {NAME: {"features": N, "passthrough": [bool x N],
  *       "nf_fill": [...], "center": [...], "scale": [...], "meanad": [...],
  *       "lo_bound": [...], "hi_bound": [...], "fill2": [...],
  *       "n_min": [...], "n_max": [...], "n_mean": [...], "n_std": [...]}}}
  * Each array has N numbers, null where a statistic is not defined (a
- * feature without finite values). The steps themselves come from the
- * command line; the file gives only their statistics.
+ * feature without finite values, or a statistic of a step the fit did
+ * not run). The steps themselves come from the command line; "options"
+ * records the fit's, so that a run which would read the numbers with
+ * another meaning (mean/std as median/MAD, a min/max as mean/std, the
+ * mean as the fill of --nonfinite zero) is refused (cli_params_check).
  */
 #include "cli.h"
 #include "clean_params.h"
 
 #include <jansson.h>
 #include <math.h>   /* isfinite, NAN */
+#include <stdlib.h> /* strtod */
 #include <string.h> /* strcmp */
 
 #define NFIELDS 11
@@ -32,12 +41,45 @@ static double *field(na_clean_feat_t *f, int i)
     return p[i];
 }
 
-json_t *cli_params_new(void)
+/* Names of the engine's enums in "options", indexed by their values
+ * (lib/clean.h); NULL (JSON null) for "no such step". */
+#define N_NF 5
+static const char *const nf_names[N_NF] = {"keep", "drop", "zero", "mean", "value"};
+static const char *const om_names[3] = {NULL, "zscore", "mad"};
+static const char *const oa_names[5] = {NULL, "drop", "clip", "nan", "mean"};
+static const char *const norm_names[3] = {NULL, "minmax", "zscore"};
+
+static json_t *jname(const char *s) { return s ? json_string(s) : json_null(); }
+static json_t *jnum_if(int on, double v) { return on ? json_real(v) : json_null(); }
+
+/* The options that give the statistics their meaning, and those applied
+ * from the command line (recorded for the reader, not compared). */
+static json_t *options_json(const na_clean_opts_t *o)
+{
+    json_t *op = json_object();
+    if (!op)
+        return NULL;
+    int m = o->method != NA_OM_NONE, mm = o->normalize == NA_NORM_MINMAX;
+    json_object_set_new(op, "samples", json_boolean(o->samples));
+    json_object_set_new(op, "global", json_boolean(o->global));
+    json_object_set_new(op, "nonfinite", json_string(nf_names[o->nonfinite]));
+    json_object_set_new(op, "nonfinite_value", jnum_if(o->nonfinite == NA_NF_VALUE, o->nf_value));
+    json_object_set_new(op, "outlier_method", jname(om_names[o->method]));
+    json_object_set_new(op, "k", jnum_if(m, o->k));
+    json_object_set_new(op, "outliers", jname(m ? oa_names[o->action] : NULL));
+    json_object_set_new(op, "normalize", jname(norm_names[o->normalize]));
+    json_object_set_new(op, "feature_range",
+                        mm ? json_pack("[ff]", o->lo, o->hi) : json_null());
+    return op;
+}
+
+json_t *cli_params_new(const na_clean_opts_t *o)
 {
     json_t *root = json_object();
     if (root) {
-        json_object_set_new(root, "schema_version", json_integer(1));
+        json_object_set_new(root, "schema_version", json_integer(2));
         json_object_set_new(root, "kind", json_string("nanaudit-clean-params"));
+        json_object_set_new(root, "options", options_json(o));
         json_object_set_new(root, "tensors", json_object());
     }
     return root;
@@ -110,6 +152,45 @@ static int check_values(const char *name, json_t *e, size_t nf, char *why, size_
     return 0;
 }
 
+/* Index of string v in names[0..n), -1 when absent; NULL names (no such
+ * step) match JSON null. */
+static int name_index(json_t *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (names[i] ? json_is_string(v) && !strcmp(json_string_value(v), names[i])
+                     : json_is_null(v))
+            return i;
+    return -1;
+}
+
+/* The "options" of schema_version 2, as options_json writes them: the
+ * keys cli_params_check compares must be there with their types (the
+ * others are only recorded). 0 or -1 with why. */
+static int check_options(json_t *op, char *why, size_t cap)
+{
+    const char *bad = NULL;
+    if (!json_is_object(op)) {
+        snprintf(why, cap, "\"options\" must be an object (schema_version 2)");
+        return -1;
+    }
+    int nf = name_index(json_object_get(op, "nonfinite"), nf_names, N_NF);
+    int om = name_index(json_object_get(op, "outlier_method"), om_names, 3);
+    json_t *x = json_object_get(op, "nonfinite_value"), *k = json_object_get(op, "k");
+    if (nf < 0)
+        bad = "\"nonfinite\" must be \"keep\", \"drop\", \"zero\", \"mean\" or \"value\"";
+    else if (nf == NA_NF_VALUE ? !json_is_number(x) : !json_is_null(x))
+        bad = "\"nonfinite_value\" must be a number with \"nonfinite\": \"value\", else null";
+    else if (om < 0)
+        bad = "\"outlier_method\" must be \"zscore\", \"mad\" or null";
+    else if (om ? !json_is_number(k) || !(json_number_value(k) > 0) : !json_is_null(k))
+        bad = "\"k\" must be a number > 0 with an outlier method, else null";
+    else if (name_index(json_object_get(op, "normalize"), norm_names, 3) < 0)
+        bad = "\"normalize\" must be \"minmax\", \"zscore\" or null";
+    if (bad)
+        snprintf(why, cap, "\"options\": %s", bad);
+    return bad ? -1 : 0;
+}
+
 json_t *cli_params_load(const char *path, char *why, size_t cap)
 {
     json_error_t je;
@@ -123,8 +204,14 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
     if (!json_is_object(root) || !json_is_object(ts) || !json_is_string(kind) ||
         strcmp(json_string_value(kind), "nanaudit-clean-params") ||
         !json_is_integer(json_object_get(root, "schema_version")) ||
-        json_integer_value(json_object_get(root, "schema_version")) != 1) {
-        snprintf(why, cap, "not a nanaudit clean parameter file (schema_version 1)");
+        json_integer_value(json_object_get(root, "schema_version")) < 1 ||
+        json_integer_value(json_object_get(root, "schema_version")) > 2) {
+        snprintf(why, cap, "not a nanaudit clean parameter file (schema_version 1 or 2)");
+        json_decref(root);
+        return NULL;
+    }
+    if (json_integer_value(json_object_get(root, "schema_version")) == 2 &&
+        check_options(json_object_get(root, "options"), why, cap)) {
         json_decref(root);
         return NULL;
     }
@@ -132,8 +219,9 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
     json_t *e;
     json_object_foreach(ts, name, e) {
         json_t *n = json_object_get(e, "features");
-        if (!json_is_integer(n) || json_integer_value(n) < 1) {
-            snprintf(why, cap, "tensor '%s': \"features\" must be an integer >= 1", name);
+        /* 0: a tensor whose samples are empty, (5, 0) */
+        if (!json_is_integer(n) || json_integer_value(n) < 0) {
+            snprintf(why, cap, "tensor '%s': \"features\" must be an integer >= 0", name);
             json_decref(root);
             return NULL;
         }
@@ -161,6 +249,141 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
         }
     }
     return root;
+}
+
+/* A number as the user would type it: the shortest of %.15g and %.17g
+ * that reads back as v (JSON keeps 17 digits, so K compares exactly). */
+static void put_num(char *buf, size_t cap, double v)
+{
+    snprintf(buf, cap, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, cap, "%.17g", v);
+}
+
+/* The options of one run, as command-line text, for the messages. */
+static void desc_method(char *buf, size_t cap, int om, double k)
+{
+    char n[32];
+    put_num(n, sizeof n, k);
+    if (om == NA_OM_NONE)
+        snprintf(buf, cap, "no --zscore or --mad");
+    else
+        snprintf(buf, cap, "--%s %s", om_names[om], n);
+}
+
+static void desc_normalize(char *buf, size_t cap, int nm)
+{
+    snprintf(buf, cap, "%s%s", nm ? "--normalize " : "no --normalize", nm ? norm_names[nm] : "");
+}
+
+static void desc_nonfinite(char *buf, size_t cap, int nf, double x)
+{
+    char n[32] = "";
+    if (nf == NA_NF_VALUE) {
+        n[0] = '=';
+        put_num(n + 1, sizeof n - 1, x);
+    }
+    snprintf(buf, cap, "--nonfinite %s%s", nf_names[nf], n);
+}
+
+static int is_fill(int nf) { return nf == NA_NF_ZERO || nf == NA_NF_MEAN || nf == NA_NF_VALUE; }
+
+/* The fit's options (schema_version 2, checked by check_options) against
+ * the run's o: the outlier method and K (the clip bounds are center +-
+ * K*scale of the fit, and center/scale are mean/std or median/MAD by
+ * method), the normalization (which of n_min..n_std step 3 reads) and a
+ * non-finite fill (nf_fill is the fit's 0, mean or X) must be equal. The
+ * --outliers action and --feature-range are applied from the run's
+ * command line and may differ; so may drop/keep of non-finite values.
+ * 0, or -1 with the message in why. */
+static int compare_options(json_t *op, const na_clean_opts_t *o, char *why, size_t cap)
+{
+    int nf = name_index(json_object_get(op, "nonfinite"), nf_names, N_NF);
+    int om = name_index(json_object_get(op, "outlier_method"), om_names, 3);
+    int nm = name_index(json_object_get(op, "normalize"), norm_names, 3);
+    double k = json_number_value(json_object_get(op, "k"));
+    double x = json_number_value(json_object_get(op, "nonfinite_value"));
+    char fit[64], run[64];
+    if (om != (int)o->method || (om && k != o->k)) {
+        desc_method(fit, sizeof fit, om, k);
+        desc_method(run, sizeof run, o->method, o->k);
+    } else if (nm != (int)o->normalize) {
+        desc_normalize(fit, sizeof fit, nm);
+        desc_normalize(run, sizeof run, o->normalize);
+    } else if ((is_fill(nf) || is_fill(o->nonfinite)) &&
+               (nf != (int)o->nonfinite || (nf == NA_NF_VALUE && x != o->nf_value))) {
+        desc_nonfinite(fit, sizeof fit, nf, x);
+        desc_nonfinite(run, sizeof run, o->nonfinite, o->nf_value);
+    } else {
+        return 0;
+    }
+    snprintf(why, cap, "--apply-params: the file was fitted with %s, this run has %s (the "
+             "outlier method and K, --normalize and a --nonfinite fill must be those of the fit)",
+             fit, run);
+    return -1;
+}
+
+/* Whether the run o reads field i (clean_params.h fields[]) of a feature
+ * that is not passthrough, and the option that reads it (for the message). */
+static int field_used(int i, const na_clean_opts_t *o, char *opt, size_t cap)
+{
+    enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN };
+    if (i == NF_FILL && is_fill(o->nonfinite)) {
+        desc_nonfinite(opt, cap, o->nonfinite, o->nf_value);
+        return 1;
+    }
+    if (i >= CENTER && i <= FILL2 && o->method != NA_OM_NONE &&
+        (i != MEANAD || o->method == NA_OM_MAD)) {
+        desc_method(opt, cap, o->method, o->k);
+        return 1;
+    }
+    if (i >= N_MIN && o->normalize != NA_NORM_NONE) {
+        desc_normalize(opt, cap, o->normalize);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_params_check(json_t *root, const char *path, const na_clean_opts_t *o, char *why,
+                     size_t cap)
+{
+    /* "options" as validated by check_options: from schema_version 2 */
+    json_t *op = json_integer_value(json_object_get(root, "schema_version")) >= 2
+                     ? json_object_get(root, "options")
+                     : NULL;
+    if (!op)
+        cli_warn(path, "schema_version 1 records no options; the outlier method, K, "
+                 "--normalize and --nonfinite of this run are taken as the fit's");
+    else if (compare_options(op, o, why, cap))
+        return -1;
+    /* --save-params writes null for a statistic of a feature only when the
+     * fit had no finite value for it at that step: a passthrough feature,
+     * a step the fit did not run (refused above when the run has it), or
+     * a feature whose every sample was gone before the step (all dropped,
+     * or all made NaN by --outliers nan). Applied to values, the last
+     * would write NaN for every finite value of the feature (the report
+     * that led here), so it is refused as a hand-edited null is. */
+    const char *name;
+    json_t *e;
+    json_object_foreach(json_object_get(root, "tensors"), name, e) {
+        size_t nf = (size_t)json_integer_value(json_object_get(e, "features"));
+        json_t *pt = json_object_get(e, "passthrough");
+        for (size_t j = 0; j < nf; j++) {
+            if (json_is_true(json_array_get(pt, j)))
+                continue;
+            for (int i = 0; i < NFIELDS; i++) {
+                char opt[64];
+                if (!json_is_null(json_array_get(json_object_get(e, fields[i]), j)) ||
+                    !field_used(i, o, opt, sizeof opt))
+                    continue;
+                snprintf(why, cap, "bad --apply-params file: tensor '%s': \"%s\"[%zu] is null, "
+                         "but feature %zu is not passthrough and %s uses it",
+                         name, fields[i], j, j, opt);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 int cli_params_apply(json_t *root, const char *name, na_clean_tensor_t *ct, char *why, size_t cap)

@@ -157,6 +157,23 @@ static uint64_t nonfinite_left(const cli_clean_entry_t *e)
  * overflowed or colliding with a missing-value marker), or left with NaN
  * or Inf. Copied tensors and ones only normalized stay out: a CI log then
  * lists only what needs a look. */
+/* Samples and elements per sample as the shape gives them. They are
+ * ct->rows and ct->width except for a tensor with nothing to read, where
+ * rows is 0 and width at least 1 (na_clean_prepare): (5, 0) has 5
+ * samples of 0 elements. Its product fits 64 bits (prepare refuses the
+ * others). */
+static void sample_dims(const cli_clean_entry_t *e, uint64_t *rows, uint64_t *width)
+{
+    *rows = e->ct.rows;
+    *width = e->ct.width;
+    if (e->ndim < 1 || e->ct.rows)
+        return;
+    *rows = e->shape[0];
+    *width = 1;
+    for (int d = 1; d < e->ndim; d++)
+        *width *= e->shape[d];
+}
+
 static int quiet_shows(const cli_clean_entry_t *e)
 {
     const na_clean_tensor_t *ct = &e->ct;
@@ -189,10 +206,12 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
             fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "", e->reason);
             continue;
         }
+        uint64_t rows, width;
+        sample_dims(e, &rows, &width);
         if (e->samples)
             fprintf(out, "  %s: %s -> %s, %llu samples x %llu, %llu feature(s), %u pass%s\n", nm,
                     na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
-                    (unsigned long long)ct->rows, (unsigned long long)ct->width,
+                    (unsigned long long)rows, (unsigned long long)width,
                     (unsigned long long)ct->nfeat, ct->passes, ct->passes == 1 ? "" : "es");
         else
             fprintf(out, "  %s: %s -> %s, %llu elements (weights: one statistic), %u pass%s\n",

@@ -285,7 +285,8 @@ static const cli_option_t opts[] = {
      "write every statistic used (per tensor, per feature) to FILE as JSON"},
     {"apply-params", 0, "FILE", C, cli_set_apply_params,
      "use the statistics of a --save-params FILE instead of computing them (fit on "
-     "train, apply to test); a bad FILE is exit 2"},
+     "train, apply to test); its outlier method, K, --normalize and --nonfinite fill "
+     "must be this run's; a bad FILE is exit 2"},
     {"out-dtype", 0, "DTYPE", C, cli_set_out_dtype,
      "dtype of the cleaned tensors (default: the input's; F32 for integers with "
      "--normalize)"},
@@ -306,7 +307,9 @@ static const cli_option_t opts[] = {
      "rows (refused by default: it would misalign them)"},
     {"max-locations", 0, "N", S | C, set_max_locations,
      "report the first N row-major indices of NaN, Inf and outliers per tensor (default 5)"},
-    {"threads", 0, "N", S, set_threads, "scan with N threads (default: all cores)"},
+    {"threads", 0, "N", S | C, set_threads,
+     "scan (clean: fit, write and verify) with N threads (default: all cores, or "
+     "OMP_NUM_THREADS)"},
     {"fail-on", 0, "LIST", S, set_fail_on,
      "finding kinds that make the exit code 1 (default nan,inf; e.g. nan,inf,outliers; none). "
      "Kinds: nan, inf (pos_inf, neg_inf), outliers, subnormal, zero_tensor, range, max_abs, "

@@ -62,6 +62,11 @@ static void feat_init(na_clean_feat_t *f)
     f->n_min = f->n_max = f->n_mean = f->n_std = NAN;
 }
 
+/* The most features a tensor without elements ((0, W)) gets statistics
+ * for: 1 Mi covers (0, 3, 512, 512) image batches (~420 MiB during its
+ * fit, na_clean_prepare). */
+#define NA_CLEAN_MAX_EMPTY_WIDTH (1ull << 20)
+
 na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err)
 {
@@ -71,18 +76,46 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                           "%s: clean cannot write dtype %s back (supported: F64 F32 F16 "
                           "BF16 and integers)",
                           t->name, na_dtype_name(t->stored));
+    /* Elements per sample: the product of the trailing dimensions, not
+     * elements / shape[0], which has no answer for (0, 3). A header
+     * alone can declare it (no data backs an empty tensor), so it is
+     * computed without wrapping and, for a tensor without elements,
+     * bounded: each feature costs ~420 bytes in the fit (na_clean_feat_t,
+     * three na_stats_t, a chunk column) and a hostile (0, 2^40) must not
+     * allocate 2^40 of them. Such a tensor is refused as unsupported:
+     * without --include the CLI copies it unchanged, which loses nothing
+     * (it has no value to clean). */
+    uint64_t w = 1;
     if (o->samples && t->ndim >= 1) {
+        int zero = 0, over = 0;
+        for (int d = 1; d < t->ndim; d++) {
+            zero |= t->shape[d] == 0;
+            over |= t->shape[d] != 0 && w > UINT64_MAX / t->shape[d];
+            w *= t->shape[d];
+        }
+        if (zero)
+            w = 0; /* (0, 2^40, 2^40, 0) has empty samples */
+        else if (over)
+            return na_err_set(err, NA_E_UNSUPPORTED,
+                              "%s: its samples have more than 2^64 elements (a header "
+                              "without data)", t->name);
         ct->rows = t->shape[0];
-        ct->width = t->shape[0] ? t->elements / t->shape[0] : 1;
     } else {
         ct->rows = t->elements; /* weights: one "row" per element */
-        ct->width = 1;
     }
-    if (ct->width == 0)
-        ct->width = 1;
-    if (t->elements == 0)
-        ct->rows = 0; /* [5, 0]: nothing to read; the shape is kept */
-    ct->nfeat = (o->global || !o->samples) ? 1 : ct->width;
+    if (t->elements == 0) {
+        ct->rows = 0; /* (5, 0): nothing to read; the shape is kept */
+        if (w > NA_CLEAN_MAX_EMPTY_WIDTH)
+            return na_err_set(err, NA_E_UNSUPPORTED,
+                              "%s: no data and %llu elements per sample, more features than "
+                              "clean keeps statistics for without data (%llu)",
+                              t->name, (unsigned long long)w,
+                              (unsigned long long)NA_CLEAN_MAX_EMPTY_WIDTH);
+    }
+    ct->nfeat = (o->global || !o->samples) ? 1 : w; /* 0 for (5, 0) and (0, 0, 3) */
+    /* The passes divide by the width and size a chunk by it: empty
+     * samples (no feature, nothing to read) run them with width 1. */
+    ct->width = w ? w : 1;
     ct->out_dtype = o->out_dtype;
     if (ct->out_dtype == NA_DT_INVALID) {
         int is_int = !na_dtype_is_float(t->dtype);
@@ -104,7 +137,7 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
     ct->out_rows = ct->rows;
     na_stats_init(&ct->before);
     na_stats_init(&ct->after);
-    ct->feat = malloc((size_t)ct->nfeat * sizeof *ct->feat);
+    ct->feat = malloc((size_t)(ct->nfeat ? ct->nfeat : 1) * sizeof *ct->feat);
     ct->row_state = calloc((size_t)(ct->rows / 4) + 1, 1); /* 2 bits per row */
     if (!ct->feat || !ct->row_state) {
         na_clean_tensor_free(ct);
@@ -292,6 +325,7 @@ static inline int is_outlier(const na_clean_opts_t *o, const na_clean_feat_t *F,
 
 typedef struct counts {
     uint64_t replaced_nf, replaced_out, clipped, nanned, flagged, overflow, collisions;
+    uint64_t unrep; /* NaN/Inf bound for an integer out_dtype (na_clean_emit refuses) */
 } counts_t;
 
 /* Apply step 1 to the chunk (rows r0..r0+nr-1) in place. Rows gone
@@ -432,9 +466,20 @@ static inline double step3(const na_clean_opts_t *o, const na_clean_feat_t *F, d
         if (F->n_max == F->n_min)
             return o->lo;
         /* The quotient first, as the issue's numpy reference computes it:
-         * (x - min) / (max - min), then scaled to LO:HI (exact for 0:1). */
-        double q = (v - F->n_min) / (F->n_max - F->n_min);
-        return o->lo == 0.0 && o->hi == 1.0 ? q : o->lo + q * (o->hi - o->lo);
+         * (x - min) / (max - min), then scaled to LO:HI (exact for 0:1).
+         * When max - min overflows (values beyond +-DBL_MAX/2) that would
+         * be x/Inf = 0 or Inf/Inf = NaN: then the same quotient on halves,
+         * exact scalings by 2 that cannot overflow (issue 4: never NaN or
+         * Inf); likewise for an HI - LO that overflows. */
+        double d = F->n_max - F->n_min;
+        double q = isfinite(d) ? (v - F->n_min) / d
+                               : (v / 2 - F->n_min / 2) / (F->n_max / 2 - F->n_min / 2);
+        if (o->lo == 0.0 && o->hi == 1.0)
+            return q;
+        if (isfinite(o->hi - o->lo))
+            return o->lo + q * (o->hi - o->lo);
+        double h = q * (o->hi / 2 - o->lo / 2);
+        return fmin(fmax((o->lo + h) + h, o->lo), o->hi);
     }
     if (o->normalize == NA_NORM_ZSCORE)
         return F->n_std == 0.0 ? 0.0 : (v - F->n_mean) / F->n_std;
@@ -1303,6 +1348,59 @@ static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
         ct->out_shape[0] = ct->out_rows;
 }
 
+/* The statistic of feature f that a step uses and that overflowed a
+ * double, or NULL. Sums beyond DBL_MAX (values near 1.8e308) make the
+ * mean Inf or NaN, squared deviations beyond it (a spread of ~1e154 or
+ * more) the std Inf - as numpy's float64 mean and std do. Used anyway,
+ * z-scores would come out all 0 or NaN and no outlier would be flagged,
+ * silently (issue 4); min and max never overflow, and minmax has its
+ * overflow-safe form (step3). Features without finite values at a step
+ * have nothing it could scale and are skipped. */
+static const char *fit_overflowed(const fit_t *F, uint64_t f)
+{
+    const na_clean_opts_t *o = F->o;
+    const na_clean_feat_t *c = &F->ct->feat[f];
+    const na_stats_t *s0 = &F->s0[f];
+    if (c->passthrough)
+        return NULL;
+    if (o->nonfinite == NA_NF_MEAN && s0->finite && s0->nan + s0->pos_inf + s0->neg_inf &&
+        !isfinite(c->nf_fill))
+        return "mean (--nonfinite mean)";
+    if (o->method != NA_OM_NONE && F->s1[f].finite) {
+        if (o->method == NA_OM_ZSCORE && !isfinite(c->center))
+            return "mean (--zscore)";
+        if (o->method == NA_OM_ZSCORE && !isfinite(c->scale))
+            return "standard deviation (--zscore)";
+        if (o->method == NA_OM_MAD && !isfinite(c->scale))
+            return "MAD (--mad)";
+        if (o->method == NA_OM_MAD && c->scale == 0 && !isfinite(c->meanad))
+            return "mean absolute deviation (--mad)";
+        if (o->action == NA_OA_MEAN && !isfinite(c->fill2))
+            return "mean (--outliers mean)";
+    }
+    if (o->normalize == NA_NORM_ZSCORE && F->s2[f].finite && !isfinite(c->n_mean))
+        return "mean (--normalize zscore)";
+    if (o->normalize == NA_NORM_ZSCORE && F->s2[f].finite && !isfinite(c->n_std))
+        return "standard deviation (--normalize zscore)";
+    return NULL;
+}
+
+/* NA_E_UNSUPPORTED (exit 3: the tensor cannot be cleaned as asked) for
+ * the first feature whose statistic overflowed (fit_overflowed). */
+static na_status_t fit_check_finite(const na_tensor_t *t, const fit_t *F, na_err_t *err)
+{
+    for (uint64_t f = 0; f < F->ct->nfeat; f++) {
+        const char *what = fit_overflowed(F, f);
+        if (what)
+            return na_err_set(err, NA_E_UNSUPPORTED,
+                              "%s: feature %llu: the %s overflows a double, as numpy's does "
+                              "(values near 1.8e308, or spread by 1e154 or more); --exclude '%s' "
+                              "copies the tensor unchanged",
+                              t->name, (unsigned long long)f, what, t->name);
+    }
+    return NA_OK;
+}
+
 na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
                          na_err_t *err)
 {
@@ -1427,6 +1525,10 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
                                                                 : c->n_std == 0.0))
             ct->constant++;
     }
+    if (need_stats)
+        st = fit_check_finite(t, &F, err);
+    if (st != NA_OK)
+        goto out;
     record_drops(o, ct);
 out:
     fit_free(&F);
@@ -1452,6 +1554,15 @@ typedef struct emit {
     na_clean_sink_fn sink;
     void *ud;
 } emit_t;
+
+/* 1 when v, about to be written to an integer dtype (int_out), is NaN or
+ * +-Inf: integers have neither, so it would come back as 0 or a bound -
+ * a value the input did not have (issue 4). A missing-value stand-in is
+ * not: it writes its marker. */
+static inline int unrepresentable(int int_out, double v)
+{
+    return int_out && !isfinite(v) && !na_clean_is_missing(v);
+}
 
 /* Round v to the output dtype at p and return the value read back. */
 static inline double put_out(na_dtype_t dt, double v, uint8_t *p, uint64_t *over)
@@ -1508,15 +1619,17 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
         E->pos[r] = n;
         n += na_clean_row(ct, r0 + r) == 0;
     }
-    uint64_t over = 0, coll = 0, w = ct->width;
+    uint64_t over = 0, coll = 0, bad = 0, w = ct->width;
     na_dtype_t dt = ct->out_dtype;
-#pragma omp parallel for schedule(static) reduction(+ : over, coll)
+    int int_out = !na_dtype_is_float(dt);
+#pragma omp parallel for schedule(static) reduction(+ : over, coll, bad)
     for (uint64_t r = 0; r < nr; r++) {
         if (na_clean_row(ct, r0 + r))
             continue;
         uint64_t q = E->pos[r] * w;
         for (uint64_t j = 0; j < w; j++) {
             double v = step3(o, feat_of(ct, j), b[r * w + j]);
+            bad += (uint64_t)unrepresentable(int_out, v);
             uint8_t *p = E->out + (q + j) * E->osize;
             E->back[q + j] = ct->n_missing ? put_miss(ct, dt, v, p, &over, &coll)
                                            : put_out(dt, v, p, &over);
@@ -1524,6 +1637,7 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
     }
     E->c.overflow += over;
     E->c.collisions += coll;
+    E->c.unrep += bad;
     n *= w;
     accum(&ct->after, E->back, n, 1, 0);
     ct->out_bytes += n * E->osize;
@@ -1551,7 +1665,8 @@ static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, doub
         *a = F->n_min;
         *s = F->n_max - F->n_min;
         *scaled = !(o->lo == 0.0 && o->hi == 1.0);
-        return *s > 0;
+        /* an overflowing max - min or HI - LO: step3()'s halved form */
+        return *s > 0 && isfinite(*s) && isfinite(o->hi - o->lo);
     }
     if (o->normalize == NA_NORM_ZSCORE && F->n_std != 0.0) {
         *a = F->n_mean;
@@ -1615,18 +1730,23 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
             i = j;
         }
     } else if (ct->n_missing) {
+        int int_out = !na_dtype_is_float(dt);
         for (uint64_t i = 0; i < n; i++) {
             if (rs[i])
                 continue;
-            back[q] = put_miss(ct, dt, step3(o, F, x[i]), out + q * E->osize, &over,
-                               &c->collisions);
+            double v = step3(o, F, x[i]);
+            c->unrep += (uint64_t)unrepresentable(int_out, v);
+            back[q] = put_miss(ct, dt, v, out + q * E->osize, &over, &c->collisions);
             q++;
         }
     } else {
+        int int_out = !na_dtype_is_float(dt);
         for (uint64_t i = 0; i < n; i++) {
             if (rs[i])
                 continue;
-            back[q] = put_out(dt, step3(o, F, x[i]), out + q * E->osize, &over);
+            double v = step3(o, F, x[i]);
+            c->unrep += (uint64_t)unrepresentable(int_out, v);
+            back[q] = put_out(dt, v, out + q * E->osize, &over);
             q++;
         }
     }
@@ -1647,6 +1767,7 @@ static na_status_t tile_w_end(tiles_t *T, na_err_t *err)
         E->c.flagged += c->flagged;
         E->c.overflow += c->overflow;
         E->c.collisions += c->collisions;
+        E->c.unrep += c->unrep;
     }
     /* The write goes to tile_w_io, which overlaps the next chunk (its
      * blocks go to the other buffer). */
@@ -1695,12 +1816,24 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
     ct->clipped = E.c.clipped;
     ct->nanned = E.c.nanned;
     ct->flagged = E.c.flagged + ct->dropped_out;
-    ct->overflow = E.c.overflow;
+    /* na_clean_encode counts a NaN or +-Inf bound for an integer as one
+     * overflow; it is counted in unrep instead (the refusal below). */
+    ct->overflow = E.c.overflow - E.c.unrep;
     ct->collisions = E.c.collisions;
     fold_missing(ct, &ct->after, 1);
     free(E.outs[0]);
     free(E.outs[1]);
     free(E.back);
     free(E.pos);
+    /* Counted over the whole pass (the caller discards what the sink got),
+     * so that the message gives the full count, in a dry run as in a
+     * real one. */
+    if (st == NA_OK && E.c.unrep)
+        st = na_err_set(err, NA_E_USAGE,
+                        "%s: %llu NaN/Inf value(s) would be written as %s, which has no NaN or "
+                        "Inf; use --nonfinite zero|mean|value=X|drop, --outliers clip|mean|drop, "
+                        "a float --out-dtype, or --exclude '%s'",
+                        t->name, (unsigned long long)E.c.unrep, na_dtype_name(ct->out_dtype),
+                        t->name);
     return st;
 }

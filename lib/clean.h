@@ -220,7 +220,10 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
 /* Read the tensor as many times as the passes above need, estimate every
  * na_clean_feat_t (unless ct->fixed) and decide which rows go. After it,
  * out_rows and out_shape are final and the counts of dropped rows known.
- * Errors: those of the source; NA_E_NOMEM. */
+ * Errors: those of the source; NA_E_NOMEM; NA_E_UNSUPPORTED when a
+ * statistic a step needs (mean, std, MAD, MeanAD) overflowed a double,
+ * as numpy's float64 ones do for values near 1.8e308 (err names the
+ * feature and the statistic; issue 4). */
 na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o,
                          na_clean_tensor_t *ct, na_err_t *err);
 
@@ -230,7 +233,10 @@ typedef na_status_t (*na_clean_sink_fn)(void *ud, const void *buf, size_t len, n
 /* The write pass: transform every kept row, round to out_dtype (nearest
  * even; integers saturate), hand the bytes (little-endian) to sink, and
  * count replaced/clipped/overflow values and the predicted statistics of
- * what was written (ct->after). */
+ * what was written (ct->after). Errors: those of the source and the sink;
+ * NA_E_NOMEM; NA_E_USAGE when NaN or +-Inf would be written to an integer
+ * out_dtype, which has neither (err gives their count over the whole
+ * pass; the caller discards what the sink received). */
 na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o,
                           na_clean_tensor_t *ct, na_clean_sink_fn sink, void *ud,
                           na_err_t *err);

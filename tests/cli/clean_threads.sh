@@ -48,6 +48,16 @@ same_for_threads() {
 
 # Width 1: non-finite drop, 3-sigma drop, z-score normalization.
 same_for_threads 0 a.out --dtype F32 ../a.f32 --zscore 3 --normalize zscore
+# --threads N as OMP_NUM_THREADS=N: the same bytes and report
+for th in 1 3; do
+    (cd "t$th" && OMP_NUM_THREADS=2 expect_exit 0 "$N" clean --dtype F32 ../a.f32 --zscore 3 \
+        --normalize zscore --threads "$th" -o thr.out --format json) || exit 1
+    cp "$T/stdout" "t$th/thr.json"
+done
+cmp -s t1/a.out t1/thr.out && cmp -s t1/a.out t3/thr.out || fail "--threads: output differs"
+cmp -s t1/thr.json t3/thr.json || fail "--threads: report differs"
+expect_exit 2 "$N" clean --dtype F32 a.f32 --threads 0 -o z.out
+expect_stderr_contains "--threads"
 expect_json t1/a.out.json 'j["tensors"][0]["samples_dropped"]["nonfinite"]' 40
 "$NA_PYTHON" - <<'PY' || fail "a.out against numpy"
 import json

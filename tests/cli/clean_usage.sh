@@ -72,7 +72,7 @@ expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --apply-params dup.json
 expect_stderr_contains "bad --apply-params file: duplicate object key"
 echo '{"schema_version": 1, "kind": "other", "tensors": {}}' >kind.json
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --apply-params kind.json
-expect_stderr_contains "not a nanaudit clean parameter file (schema_version 1)"
+expect_stderr_contains "not a nanaudit clean parameter file (schema_version 1 or 2)"
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --apply-params missing.json
 expect_stderr_contains "bad --apply-params file: unable to open missing.json"
 "$N" clean --dtype F64 --shape 5x2 a.f64 -o p.out --normalize zscore --save-params p.json >/dev/null ||

@@ -1,0 +1,78 @@
+#!/bin/bash
+# Regression (issue 4, fresh-user report): --apply-params took a null
+# where --save-params writes a number (jq '.tensors.data.n_mean[0]=null')
+# and wrote every value of feature 0 as NaN (exit 1). A null is what
+# --save-params writes for a statistic the run does not use (center and
+# scale without --zscore/--mad, nf_fill with --nonfinite drop, meanad with
+# --zscore) and for a passthrough feature (no finite value): those still
+# apply. Anywhere else it is exit 2, one line naming the file, tensor,
+# key, feature and the option that uses it, before any output.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+N="$NANAUDIT"
+
+"$NA_PYTHON" -c '
+import numpy as np
+np.arange(1, 11, dtype="<f8").tofile("a.f64")       # 5 samples x 2 features
+x = np.arange(1, 11, dtype="<f8").reshape(5, 2)
+x[:, 1] = np.nan                                     # feature 1: no finite value
+x.tofile("p.f64")
+' || fail "making inputs"
+R=(--dtype F64 --shape 5x2)
+NZ=(--normalize zscore)
+"$N" clean "${R[@]}" a.f64 -o z.out "${NZ[@]}" --save-params z.json >/dev/null || fail "save zscore"
+M=(--mad 3 --outliers clip --nonfinite zero)
+"$N" clean "${R[@]}" a.f64 -o m.out "${M[@]}" --save-params m.json >/dev/null || fail "save mad"
+
+# set KEY[J] of tensor data in SRC to null, into bad.json
+null_at() {
+    "$NA_PYTHON" - "$@" <<'PY' || fail "edit $*"
+import json, sys
+src, key, j = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d = json.load(open(src))
+d["tensors"]["data"][key][j] = None
+json.dump(d, open("bad.json", "w"))
+PY
+}
+# refused SRC KEY J MESSAGE OPTS...: exit 2, one line, no output
+refused() {
+    local src="$1" key="$2" j="$3" msg="$4"
+    shift 4
+    null_at "$src" "$key" "$j"
+    expect_exit 2 "$N" clean "${R[@]}" a.f64 -o o --apply-params bad.json "$@"
+    expect_stderr_contains "bad.json: bad --apply-params file: tensor 'data': $msg"
+    [ "$(wc -l <"$T/stderr")" = 1 ] || fail "not one line"
+    [ ! -e o ] || fail "output written"
+}
+refused z.json n_mean 0 '"n_mean"[0] is null, but feature 0 is not passthrough and --normalize zscore uses it' "${NZ[@]}"
+refused z.json n_std 1 '"n_std"[1] is null, but feature 1 is not passthrough and --normalize zscore uses it' "${NZ[@]}"
+refused z.json n_max 1 '"n_max"[1] is null, but feature 1 is not passthrough and --normalize zscore uses it' "${NZ[@]}"
+refused m.json center 0 '"center"[0] is null, but feature 0 is not passthrough and --mad 3 uses it' "${M[@]}"
+refused m.json meanad 1 '"meanad"[1] is null, but feature 1 is not passthrough and --mad 3 uses it' "${M[@]}"
+refused m.json nf_fill 0 '"nf_fill"[0] is null, but feature 0 is not passthrough and --nonfinite zero uses it' "${M[@]}"
+
+# legitimate nulls: no outlier step (center..fill2 null) and
+# --nonfinite drop (nf_fill null) - the file applies, same bytes
+expect_json z.json 'j["tensors"]["data"]["center"]' '[null, null]'
+expect_json z.json 'j["tensors"]["data"]["nf_fill"]' '[null, null]'
+expect_exit 0 "$N" clean "${R[@]}" a.f64 -o z2.out --apply-params z.json "${NZ[@]}"
+cmp -s z.out z2.out || fail "zscore round trip differs"
+expect_json m.json 'j["tensors"]["data"]["n_mean"]' '[null, null]'
+expect_exit 0 "$N" clean "${R[@]}" a.f64 -o m2.out --apply-params m.json "${M[@]}"
+cmp -s m.out m2.out || fail "mad round trip differs"
+
+# a passthrough feature: every statistic of feature 1 is null, and the
+# file applies (exit 1: its NaN remain, as in the fit)
+expect_exit 1 "$N" clean "${R[@]}" p.f64 -o p.out "${NZ[@]}" --save-params p.json
+expect_json p.json 'j["tensors"]["data"]["passthrough"]' '[false, true]'
+expect_json p.json 'j["tensors"]["data"]["n_min"]' '[1.0, null]'
+expect_exit 1 "$N" clean "${R[@]}" p.f64 -o p2.out --apply-params p.json "${NZ[@]}"
+expect_stdout_contains "warning: 1 feature(s) without any finite value passed through unchanged"
+cmp -s p.out p2.out || fail "passthrough round trip differs"
+# ... but not the null of feature 0 beside it
+"$NA_PYTHON" -c '
+import json; d = json.load(open("p.json")); d["tensors"]["data"]["n_mean"][0] = None
+json.dump(d, open("bad.json", "w"))' || fail "edit p.json"
+expect_exit 2 "$N" clean "${R[@]}" p.f64 -o o --apply-params bad.json "${NZ[@]}"
+expect_stderr_contains "bad.json: bad --apply-params file: tensor 'data': \"n_mean\"[0] is null, but feature 0 is not passthrough and --normalize zscore uses it"
+pass

@@ -1,0 +1,87 @@
+#!/bin/bash
+# `nanaudit clean` and other processes (issue 4, "Safety: nothing lost"):
+# an input modified or replaced while it is being cleaned is exit 3 with
+# nothing written (the passes and the SHA-256 saw different bytes); an
+# output that appears meanwhile is not replaced without --force (exit 4);
+# a dry run with -o checks it as a real run does; an -o name too long for
+# the temporary file's fails before the fitting. The other process acts
+# while clean is stopped by the NANAUDIT_TEST_SIGNAL=STOP hook (right
+# after the first bytes reach the temporary file), so this is
+# deterministic.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+mkdir out
+"$NA_PYTHON" -c "
+import numpy as np
+np.random.default_rng(1).normal(size=(4096, 16)).tofile('in.f64')
+np.save('in.npy', np.arange(1000.0))" || fail "making inputs"
+cp in.f64 orig.f64
+N="$NANAUDIT"
+
+# run_stopped ARGS...: clean in the background until the hook stops it
+run_stopped() {
+    NANAUDIT_TEST_SIGNAL=STOP "$N" clean "$@" >"$T/stdout" 2>"$T/stderr" </dev/null &
+    PID=$!
+    for _ in $(seq 1000); do
+        [ "$(ps -o stat= -p "$PID" | cut -c1)" = T ] && return 0
+        kill -0 "$PID" 2>/dev/null || fail "clean ended before the hook stopped it"
+        sleep 0.01
+    done
+    fail "clean did not stop"
+}
+# resume EXPECTED_RC: continue it and check its exit status
+resume() {
+    kill -CONT "$PID"
+    wait "$PID"
+    assert_eq "$?" "$1" "exit status (stderr: $(cat "$T/stderr"))"
+}
+no_tmp() { assert_eq "$(ls -A out . | grep -c nanaudit-tmp)" "0" "temporary file left"; }
+
+# 1. the input modified in place mid-clean
+run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/a.f64 --normalize minmax
+printf 'x' | dd of=in.f64 bs=1 seek=100 conv=notrunc status=none
+resume 3
+assert_eq "$(cat "$T/stderr")" "nanaudit: out/a.f64: the input 'in.f64' changed while it was being cleaned (modified or replaced); nothing written" "stderr"
+[ ! -e out/a.f64 ] || fail "output written from a changed input"
+no_tmp
+cp orig.f64 in.f64
+
+# 2. the input replaced (an atomic save of a new version) mid-clean
+run_stopped in.npy -o out/b.npy --normalize zscore
+"$NA_PYTHON" -c "import numpy as np; np.save('new.npy', np.ones(1000))" && mv new.npy in.npy
+resume 3
+expect_stderr_contains "the input 'in.npy' changed while it was being cleaned (modified or replaced); nothing written"
+[ ! -e out/b.npy ] || fail "output written from a replaced input"
+no_tmp
+
+# 3. the output appears mid-clean: kept without --force, replaced with it
+run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/c.f64 --normalize minmax
+echo precious >out/c.f64
+resume 4
+assert_eq "$(cat "$T/stderr")" "nanaudit: out/c.f64: appeared while cleaning and is not replaced without --force; nothing written" "stderr"
+assert_eq "$(cat out/c.f64)" "precious" "the file that appeared"
+no_tmp
+run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/d.f64 --normalize minmax --force
+echo precious >out/d.f64
+resume 0
+assert_eq "$(stat -c %s out/d.f64)" "524288" "output size with --force"
+no_tmp
+
+# 4. a dry run with -o checks it as a real run would
+echo old >out/e.f64
+expect_exit 2 "$N" clean --dtype F64 in.f64 -o out/e.f64 --dry-run
+expect_stderr_contains "nanaudit: out/e.f64: exists; use --force to replace it"
+expect_exit 2 "$N" clean --dtype F64 in.f64 -o /dev/null --dry-run
+expect_stderr_contains "is not a regular file (a device, FIFO or socket); -o takes a file name"
+expect_exit 4 "$N" clean --dtype F64 in.f64 -o nodir/x.f64 --dry-run
+expect_stderr_contains "nanaudit: nodir/x.f64: cannot create a temporary file in 'nodir': No such file or directory"
+expect_exit 0 "$N" clean --dtype F64 in.f64 -o out/e.f64 --dry-run --force
+assert_eq "$(cat out/e.f64)" "old" "a dry run wrote the output"
+
+# 5. a name the file system takes, too long for the temporary file's
+long=$(printf 'n%.0s' $(seq 240)).f64
+expect_exit 4 "$N" clean --dtype F64 in.f64 -o "out/$long"
+expect_stderr_contains "the name is too long for clean's temporary file (.nanaudit-tmp-XXXXXX-NAME: 265 bytes, the file system allows 255); use a shorter -o name"
+[ -z "$(cat "$T/stdout")" ] || fail "the long name failed after the fitting: $(cat "$T/stdout")"
+no_tmp
+pass

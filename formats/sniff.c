@@ -120,7 +120,11 @@ na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
         return NA_FILE_GZIP;
     if (n >= 6 && memcmp(head, "\x93NUMPY", 6) == 0)
         return NA_FILE_NPY;
-    if (n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+    /* A pickle's third byte is its first opcode, '(' (0x28) or above; a
+     * truncated safetensors file whose header length is 640.. has 00
+     * there (it fails is_safetensors_strict, and is_safetensors below
+     * takes it, so the reader says what is wrong). */
+    if (n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5 && (n < 3 || head[2] >= 0x28))
         return NA_FILE_PICKLE;
     if (n >= sizeof lfs_sig - 1 && memcmp(head, lfs_sig, sizeof lfs_sig - 1) == 0)
         return NA_FILE_GIT_LFS;

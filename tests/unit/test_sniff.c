@@ -82,6 +82,12 @@ static void sniff_every_kind(void **state)
         n = make_st(b, "{\"__metadata__\":{}}", lens[k]);
         assert_int_equal(na_sniff(b, sizeof b, 8 + lens[k] + 64), NA_FILE_SAFETENSORS);
     }
+    /* Cut short (a partial download): still safetensors, so that the
+     * reader says the header runs past the end, not "pickle". */
+    memset(b, ' ', sizeof b);
+    n = make_st(b, "{\"__metadata__\":{}}", 896);
+    assert_int_equal(na_sniff(b, 300, 300), NA_FILE_SAFETENSORS);
+    assert_int_equal(sniff_str("\x80\x02}q\x00.", 6), NA_FILE_PICKLE); /* a real one */
     /* The HDF5 signature inside a safetensors file's data (a U8 tensor
      * at a power-of-two offset) does not make it HDF5. */
     memset(b, ' ', sizeof b);

@@ -258,19 +258,16 @@ static const char *out_dir(const char *outp, char *dir, size_t n)
 
 #define TMP_PREFIX ".nanaudit-tmp-XXXXXX-" /* + the output's base name */
 
-/* What would make the write fail only after all the fitting: the
- * output's directory (missing, not one, not writable) and a base name
- * too long for the temporary file's. 0, or 4 after one line. */
+/* What would make the write fail only after all the fitting: a base
+ * name too long for the temporary file's, a path too long, and a
+ * directory where the temporary file cannot be made (missing, not one,
+ * read-only, or refusing files, as sysfs does even to root): one is made
+ * and removed, the only test that holds for all of them. 0, or 4 after
+ * one line. */
 static int check_output_dir(const char *outp)
 {
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], probe[PATH_MAX];
     const char *base = out_dir(outp, dir, sizeof dir);
-    struct stat sd;
-    if (stat(dir, &sd) != 0 || !S_ISDIR(sd.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        cli_error(outp, "cannot create a temporary file in '%s': %s", dir,
-                  errno ? strerror(errno) : strerror(ENOTDIR));
-        return 4;
-    }
     long name_max = pathconf(dir, _PC_NAME_MAX);
     if (name_max > 0 && strlen(TMP_PREFIX) + strlen(base) > (size_t)name_max) {
         cli_error(outp, "the name is too long for clean's temporary file (%s%s: %zu bytes, "
@@ -278,6 +275,17 @@ static int check_output_dir(const char *outp)
                   strlen(TMP_PREFIX) + strlen(base), name_max);
         return 4;
     }
+    if (snprintf(probe, sizeof probe, "%s/" TMP_PREFIX "%s", dir, base) >= (int)sizeof probe) {
+        cli_error(outp, "path too long");
+        return 4;
+    }
+    int fd = mkstemps(probe, (int)strlen(base) + 1);
+    if (fd < 0) {
+        cli_error(outp, "cannot create a temporary file in '%s': %s", dir, strerror(errno));
+        return 4;
+    }
+    close(fd);
+    unlink(probe);
     return 0;
 }
 
@@ -329,7 +337,6 @@ static int check_output(crun_t *c)
                   S_ISLNK(sl.st_mode) ? " (a symbolic link)" : "");
         return 2;
     }
-    errno = 0;
     return check_output_dir(co->output);
 }
 
@@ -1163,6 +1170,8 @@ int cli_clean(const cli_opts_t *o)
         return rc;
     }
     na_err_t err = {{0}};
+    /* before the open: a file replaced from here on is seen as changed */
+    c.have_in_st = stat(c.r.input, &c.in_st) == 0;
     na_status_t st = na_input_open(c.r.input, &o->open, &c.in, &err);
     if (st != NA_OK) {
         cli_error(c.r.input, "%s", err.msg);
@@ -1170,9 +1179,11 @@ int cli_clean(const cli_opts_t *o)
         return cli_exit_for_status(st);
     }
     c.r.format = na_input_format(c.in);
-    if (o->threads > 0) /* every parallel region of lib/clean.c; the verification's scan too */
-        omp_set_num_threads(o->threads);
-    c.have_in_st = stat(c.r.input, &c.in_st) == 0;
+    /* every parallel region of lib/clean.c and the verification's scan;
+     * OMP_NUM_THREADS is held to --threads' range (libgomp fails, or
+     * crashes, creating 50,000 threads) */
+    int nt = o->threads > 0 ? o->threads : omp_get_max_threads();
+    omp_set_num_threads(nt < 1 ? 1 : nt > 4096 ? 4096 : nt);
     if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
         cli_error(c.r.input, "clean cannot write %s files yet (safetensors, raw, HDF5 and "
                   "NumPy .npy/.npz only; --dry-run reports what it would do)", c.r.format);

@@ -1441,6 +1441,14 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     for (uint64_t f = 0; f < nf; f++) {
         if (!ct->fixed)
             ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > F.s0[f].missing;
+        else if (ct->feat[f].passthrough && F.s0[f].finite) {
+            /* fitted without finite values: no parameters for these */
+            st = na_err_set(err, NA_E_USAGE, "%s: feature %llu had no finite value when the "
+                            "parameters were fitted, and has %llu here: they cannot clean it "
+                            "(fit again, or --exclude it)", t->name, (unsigned long long)f,
+                            (unsigned long long)F.s0[f].finite);
+            goto out;
+        }
         any_pass |= ct->feat[f].passthrough;
         ct->passthrough += (uint64_t)ct->feat[f].passthrough;
     }
@@ -1828,7 +1836,16 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
     /* Counted over the whole pass (the caller discards what the sink got),
      * so that the message gives the full count, in a dry run as in a
      * real one. */
-    if (st == NA_OK && E.c.unrep)
+    /* A feature without finite values keeps its NaN whatever the steps
+     * say: then only a float dtype or --exclude helps. */
+    if (st == NA_OK && E.c.unrep && ct->passthrough)
+        st = na_err_set(err, NA_E_USAGE,
+                        "%s: %llu NaN/Inf value(s) would be written as %s, which has no NaN or "
+                        "Inf; %llu feature(s) have no finite value and keep theirs through every "
+                        "step: use a float --out-dtype, or --exclude '%s'",
+                        t->name, (unsigned long long)E.c.unrep, na_dtype_name(ct->out_dtype),
+                        (unsigned long long)ct->passthrough, t->name);
+    else if (st == NA_OK && E.c.unrep)
         st = na_err_set(err, NA_E_USAGE,
                         "%s: %llu NaN/Inf value(s) would be written as %s, which has no NaN or "
                         "Inf; use --nonfinite zero|mean|value=X|drop, --outliers clip|mean|drop, "

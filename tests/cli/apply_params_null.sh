@@ -75,4 +75,15 @@ import json; d = json.load(open("p.json")); d["tensors"]["data"]["n_mean"][0] = 
 json.dump(d, open("bad.json", "w"))' || fail "edit p.json"
 expect_exit 2 "$N" clean "${R[@]}" p.f64 -o o --apply-params bad.json "${NZ[@]}"
 expect_stderr_contains "bad.json: bad --apply-params file: tensor 'data': \"n_mean\"[0] is null, but feature 0 is not passthrough and --normalize zscore uses it"
+# a feature without finite values when fitted (passthrough) that has some
+# here: no parameters for it, exit 2 (it was written raw beside
+# normalized ones, with a false "passed through" warning)
+"$NA_PYTHON" -c "
+import numpy as np
+tr = np.random.default_rng(0).normal(size=(100, 3)); tr[:, 0] = np.nan; np.save('ptr.npy', tr)
+np.save('pte.npy', np.random.default_rng(1).normal(size=(50, 3)))" || fail "making ptr/pte"
+expect_exit 1 "$NANAUDIT" clean --nonfinite keep --normalize zscore --save-params ptp.json ptr.npy -o ptro.npy
+expect_exit 2 "$NANAUDIT" clean --nonfinite keep --normalize zscore --apply-params ptp.json pte.npy -o pteo.npy
+expect_stderr_contains "nanaudit: pte.npy: data: feature 0 had no finite value when the parameters were fitted, and has 50 here: they cannot clean it (fit again, or --exclude it)"
+[ ! -e pteo.npy ] || fail "pteo.npy written"
 pass

@@ -43,7 +43,7 @@ done
 
 # an all-NaN tensor passes through every step: it cannot be I8
 expect_exit 2 "$N" clean --out-dtype I8 a.npy -o out.npy
-expect_stderr_contains "data: 4 NaN/Inf value(s) would be written as I8, which has no NaN or Inf"
+expect_stderr_contains "data: 4 NaN/Inf value(s) would be written as I8, which has no NaN or Inf; 1 feature(s) have no finite value and keep theirs through every step: use a float --out-dtype, or --exclude 'data'"
 expect_stdout_lacks "passed through unchanged"
 expect_stdout_contains "1 feature(s) without any finite value (I8 cannot hold NaN)"
 [ -e out.npy ] && fail "out.npy written (all NaN)"

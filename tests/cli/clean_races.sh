@@ -84,4 +84,13 @@ expect_exit 4 "$N" clean --dtype F64 in.f64 -o "out/$long"
 expect_stderr_contains "the name is too long for clean's temporary file (.nanaudit-tmp-XXXXXX-NAME: 265 bytes, the file system allows 255); use a shorter -o name"
 [ -z "$(cat "$T/stdout")" ] || fail "the long name failed after the fitting: $(cat "$T/stdout")"
 no_tmp
+
+# 6. a directory that refuses new files even to root (sysfs): found
+# before the fitting by making (and removing) a temporary file there
+if [ -d /sys ] && ! touch /sys/nanaudit-probe 2>/dev/null; then
+    expect_exit 4 "$N" clean --dtype F64 in.f64 -o /sys/x.f64
+    expect_stderr_contains "nanaudit: /sys/x.f64: cannot create a temporary file in '/sys': "
+    [ -z "$(cat "$T/stdout")" ] || fail "/sys failed after the fitting"
+    expect_exit 4 "$N" clean --dtype F64 in.f64 -o /sys/x.f64 --dry-run
+fi
 pass

@@ -73,6 +73,8 @@ double na_stats_std(const na_stats_t *s)
      * m2 can leave a tiny positive residue such as 1e-17. */
     if (s->max == s->min)
         return 0.0;
+    /* m2 is NaN when partial sums overflowed to +Inf and -Inf (values
+     * near +-1.8e308): the std is then unknown, not 0 */
     double v = s->m2 / (double)s->finite;
-    return v > 0.0 ? sqrt(v) : 0.0;
+    return v > 0.0 ? sqrt(v) : v != v ? NAN : 0.0;
 }

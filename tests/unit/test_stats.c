@@ -136,6 +136,15 @@ static void test_std_constant_and_nan(void **state)
     na_stats_init(&z);
     z.elements = z.nan = 3;
     assert_true(isnan(na_stats_std(&z)));
+    /* sums that overflowed to +Inf and -Inf leave m2 NaN: the std is not
+     * known (NaN), never 0, when max > min (it showed "std 0" for values
+     * near +-1.7e308) */
+    na_stats_t h = partial(DATA, 0, 4);
+    h.mean = NAN;
+    h.m2 = NAN;
+    assert_true(isnan(na_stats_std(&h)));
+    h.m2 = INFINITY; /* overflowed squares: +Inf, as numpy's std */
+    assert_true(isinf(na_stats_std(&h)));
     /* two values: population std (ddof = 0) of {1, 3} is 1 */
     double two[2] = {1.0, 3.0};
     na_stats_t t = partial(two, 0, 2);

@@ -23,6 +23,7 @@
 
 #include <jansson.h>
 #include <math.h>   /* isfinite */
+#include <stdlib.h> /* free */
 #include <string.h> /* strlen */
 
 static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
@@ -187,13 +188,23 @@ static int quiet_shows(const cli_clean_entry_t *e)
            nonfinite_left(e) > 0;
 }
 
+/* s escaped for the terminal, in *keep (the previous one freed); "?"
+ * without memory. Whole, however long (a path is not cut). */
+static const char *esc(char **keep, const char *s)
+{
+    free(*keep);
+    *keep = na_escape_text_dup(s);
+    return *keep ? *keep : "?";
+}
+
 int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
 {
-    char nm[512];
+    char *buf = NULL;
+    const char *nm;
     int head = !quiet; /* -q: the input's line only above a tensor shown */
     for (size_t i = 0; i < r->n && !head; i++)
         head = quiet_shows(&r->e[i]);
-    na_escape_text(r->input, nm, sizeof nm);
+    nm = esc(&buf, r->input);
     if (head)
         fprintf(out, "clean %s (%s)\n", nm, r->format ? r->format : "?");
     for (size_t i = 0; i < r->n; i++) {
@@ -201,7 +212,7 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
         const na_clean_tensor_t *ct = &e->ct;
         if (quiet && !quiet_shows(e))
             continue;
-        na_escape_text(e->name, nm, sizeof nm);
+        nm = esc(&buf, e->name);
         if (!e->cleaned) {
             fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "", e->reason);
             continue;
@@ -240,18 +251,16 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
         if (e->emitted && (!quiet || nonfinite_left(e)))
             pstat(out, "after", &ct->after);
         for (size_t k = 0; k < e->n_warn; k++) {
-            na_escape_text(e->warn[k], nm, sizeof nm);
-            fprintf(out, "    warning: %s\n", nm);
+            fprintf(out, "    warning: %s\n", esc(&buf, e->warn[k]));
         }
     }
     if (r->refused[0]) {
-        na_escape_text(r->refused, nm, sizeof nm);
-        fprintf(out, "refused: %s; nothing written\n", nm);
+        fprintf(out, "refused: %s; nothing written\n", esc(&buf, r->refused));
     } else if (r->dry_run) {
         fputs("dry run: no output written\n", out);
     } else if (r->written) {
-        na_escape_text(r->output, nm, sizeof nm);
-        fprintf(out, "written: %s (verified)\n", nm);
+        fprintf(out, "written: %s (verified)\n", esc(&buf, r->output));
     }
+    free(buf);
     return ferror(out) ? -1 : 0;
 }

@@ -23,6 +23,7 @@
  */
 #include "nanaudit.h"
 
+#include <stdlib.h> /* malloc */
 #include <string.h> /* memcpy */
 
 size_t na_utf8_seq_len(const void *p, size_t n)
@@ -144,4 +145,14 @@ size_t na_escape_text(const char *str, char *out, size_t cap)
     if (o.cap > 0)
         o.out[o.used] = '\0';
     return o.need;
+}
+
+char *na_escape_text_dup(const char *s)
+{
+    char probe[1];
+    size_t need = na_escape_text(s, probe, sizeof probe) + 1;
+    char *buf = malloc(need);
+    if (buf)
+        na_escape_text(s, buf, need);
+    return buf;
 }

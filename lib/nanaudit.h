@@ -618,6 +618,9 @@ na_status_t na_report_write_github(const na_report_t *r, FILE *out);
  * printable UTF-8 is kept. Writes at most cap-1 bytes plus NUL; returns
  * the length the full escape needs (like snprintf). */
 size_t na_escape_text(const char *s, char *out, size_t cap);
+/* na_escape_text of s (NULL: "") into a buffer of its own (malloc'd, the
+ * caller frees it); NULL on out of memory. */
+char *na_escape_text_dup(const char *s);
 
 /* Length in bytes (1..4) of the well-formed UTF-8 sequence at s, of which
  * n bytes are readable; 0 when the bytes there are not well-formed UTF-8

@@ -32,17 +32,6 @@ static const char *const col_title[NCOL] = {"tensor", "dtype", "shape", "element
 #define C_GRN "\x1b[32m"
 #define C_OFF "\x1b[0m"
 
-/* Escaped copy of s (malloc'd), NULL on out of memory. */
-static char *escape(const char *s)
-{
-    char probe[1];
-    size_t need = na_escape_text(s ? s : "", probe, sizeof probe) + 1;
-    char *buf = malloc(need);
-    if (buf)
-        na_escape_text(s ? s : "", buf, need);
-    return buf;
-}
-
 /* Columns a string takes: one per UTF-8 lead byte (escaped text is
  * ASCII or valid printable UTF-8). */
 static size_t width(const char *s)
@@ -55,7 +44,7 @@ static size_t width(const char *s)
 
 static int put_escaped(FILE *out, const char *s)
 {
-    char *e = escape(s);
+    char *e = na_escape_text_dup(s);
     if (!e)
         return -1;
     int rc = fputs(e, out);
@@ -149,7 +138,7 @@ static int print_table(FILE *out, const na_file_report_t *f, int color)
     for (int c = 0; c < NCOL; c++)
         w[c] = strlen(col_title[c]);
     for (size_t i = 0; i < f->n_tensors; i++) {
-        char *name = escape(f->tensors[i].name);
+        char *name = na_escape_text_dup(f->tensors[i].name);
         if (!name)
             return -1;
         w[0] = width(name) > w[0] ? width(name) : w[0];
@@ -164,7 +153,7 @@ static int print_table(FILE *out, const na_file_report_t *f, int color)
     fputc('\n', out);
     for (size_t i = 0; i < f->n_tensors; i++) {
         const na_tensor_report_t *e = &f->tensors[i];
-        char *name = escape(e->name);
+        char *name = na_escape_text_dup(e->name);
         if (!name)
             return -1;
         print_cell(out, name, w[0], 0, NULL);

@@ -108,4 +108,9 @@ PY
 expect_exit 0 "$N" clean "${args[@]}" --dry-run x.npy
 expect_stdout_contains "dry run: no output written"
 expect_stdout_contains "replaced 1 non-finite"
+
+# a long output path is printed whole (it was cut at 511 bytes)
+long="$(printf './%.0s' $(seq 300))long.npy"
+expect_exit 0 "$N" clean x.npy -o "$long" --nonfinite zero
+expect_stdout_contains "written: $long (verified)"
 pass

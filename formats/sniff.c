@@ -74,17 +74,22 @@ static int looks_like_json_text(const uint8_t *b, size_t n)
     return i < n && (b[i] == '{' || b[i] == '[');
 }
 
-static int is_safetensors(const uint8_t *head, size_t n, uint64_t size)
+/* A JSON object ('{' after whitespace) from byte 8 on, as in every
+ * safetensors file. */
+static int object_at_8(const uint8_t *head, size_t n, uint64_t size)
 {
     if (n < 9 || size < 9)
         return 0;
     size_t i = skip_ws(head, 8, n);
-    if (i >= n || head[i] != '{')
-        return 0;
+    return i < n && head[i] == '{';
+}
+
+static int is_safetensors(const uint8_t *head, size_t n, uint64_t size)
+{
     /* A plausible length was decided first (is_safetensors_strict); an
      * absurd one is still safetensors (the reader says "header length
      * exceeds the file") unless the bytes are plainly JSON text. */
-    return !looks_like_json_text(head, n);
+    return object_at_8(head, n, size) && !looks_like_json_text(head, n);
 }
 
 /* A safetensors length that fits the file, followed by '{': decided
@@ -97,10 +102,7 @@ static int is_safetensors(const uint8_t *head, size_t n, uint64_t size)
  * protocol 4-5 pickle: its frame length's high byte). */
 static int is_safetensors_strict(const uint8_t *head, size_t n, uint64_t size)
 {
-    if (n < 9 || size < 9 || le64(head) > size - 8)
-        return 0;
-    size_t i = skip_ws(head, 8, n);
-    return i < n && head[i] == '{';
+    return object_at_8(head, n, size) && le64(head) <= size - 8;
 }
 
 na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)

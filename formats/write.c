@@ -70,11 +70,14 @@ uint64_t na_writer_header_find(const na_writer_t *w, const char *needle, size_t 
     return UINT64_MAX;
 }
 
+/* Incremental SHA-256 (libcrypto EVP) for sha_file. new: NULL on out of
+ * memory; final writes hex[65] (s NULL: "") and frees. */
+typedef struct na_sha na_sha_t;
 struct na_sha {
     EVP_MD_CTX *ctx;
 };
 
-na_sha_t *na_sha_new(void)
+static na_sha_t *na_sha_new(void)
 {
     na_sha_t *s = malloc(sizeof *s);
     if (s && !(s->ctx = EVP_MD_CTX_new())) {
@@ -89,13 +92,13 @@ na_sha_t *na_sha_new(void)
     return s;
 }
 
-void na_sha_update(na_sha_t *s, const void *p, size_t len)
+static void na_sha_update(na_sha_t *s, const void *p, size_t len)
 {
     if (s)
         EVP_DigestUpdate(s->ctx, p, len);
 }
 
-void na_sha_final(na_sha_t *s, char hex[65])
+static void na_sha_final(na_sha_t *s, char hex[65])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned len = 0;

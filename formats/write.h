@@ -173,13 +173,6 @@ na_sha_job_t *na_sha256_file_start(const char *path);
 na_status_t na_sha256_file_join(na_sha_job_t *j, char hex[65], na_err_t *err);
 void na_sha256_file_cancel(na_sha_job_t *j);
 
-/* Incremental SHA-256 (libcrypto EVP), for hashing bytes as another pass
- * reads them. new: NULL on out of memory; final writes hex[65] and frees. */
-typedef struct na_sha na_sha_t;
-na_sha_t *na_sha_new(void);
-void na_sha_update(na_sha_t *s, const void *p, size_t len);
-void na_sha_final(na_sha_t *s, char hex[65]); /* s may be NULL: hex "" */
-
 #ifdef __cplusplus
 }
 #endif

@@ -1737,25 +1737,16 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
             q += j - i;
             i = j;
         }
-    } else if (ct->n_missing) {
-        int int_out = !na_dtype_is_float(dt);
-        for (uint64_t i = 0; i < n; i++) {
-            if (rs[i])
-                continue;
-            double v = step3(o, F, x[i]);
-            c->unrep += (uint64_t)unrepresentable(int_out, v);
-            back[q] = put_miss(ct, dt, v, out + q * E->osize, &over, &c->collisions);
-            q++;
-        }
     } else {
         int int_out = !na_dtype_is_float(dt);
         for (uint64_t i = 0; i < n; i++) {
             if (rs[i])
                 continue;
             double v = step3(o, F, x[i]);
+            uint8_t *p = out + q * E->osize;
             c->unrep += (uint64_t)unrepresentable(int_out, v);
-            back[q] = put_out(dt, v, out + q * E->osize, &over);
-            q++;
+            back[q++] = ct->n_missing ? put_miss(ct, dt, v, p, &over, &c->collisions)
+                                      : put_out(dt, v, p, &over);
         }
     }
     c->overflow += over;
@@ -1838,19 +1829,18 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
      * real one. */
     /* A feature without finite values keeps its NaN whatever the steps
      * say: then only a float dtype or --exclude helps. */
-    if (st == NA_OK && E.c.unrep && ct->passthrough)
+    if (st == NA_OK && E.c.unrep) {
+        char why[96];
+        snprintf(why, sizeof why, "%llu feature(s) have no finite value and keep theirs through "
+                 "every step: ", (unsigned long long)ct->passthrough);
         st = na_err_set(err, NA_E_USAGE,
                         "%s: %llu NaN/Inf value(s) would be written as %s, which has no NaN or "
-                        "Inf; %llu feature(s) have no finite value and keep theirs through every "
-                        "step: use a float --out-dtype, or --exclude '%s'",
+                        "Inf; %suse %sa float --out-dtype, or --exclude '%s'",
                         t->name, (unsigned long long)E.c.unrep, na_dtype_name(ct->out_dtype),
-                        (unsigned long long)ct->passthrough, t->name);
-    else if (st == NA_OK && E.c.unrep)
-        st = na_err_set(err, NA_E_USAGE,
-                        "%s: %llu NaN/Inf value(s) would be written as %s, which has no NaN or "
-                        "Inf; use --nonfinite zero|mean|value=X|drop, --outliers clip|mean|drop, "
-                        "a float --out-dtype, or --exclude '%s'",
-                        t->name, (unsigned long long)E.c.unrep, na_dtype_name(ct->out_dtype),
+                        ct->passthrough ? why : "",
+                        ct->passthrough ? "" : "--nonfinite zero|mean|value=X|drop, "
+                                                "--outliers clip|mean|drop, ",
                         t->name);
+    }
     return st;
 }

@@ -85,6 +85,11 @@ typedef struct wtgt {
     uint32_t unit;      /* tensor elements per dataset element (array types) */
     int ndim;
     uint64_t shape[NA_MAX_NDIM];
+    /* Chunks left unwritten (sparse_plan): 0 not decided yet, 1 yes, -1 no */
+    int sparse;
+    uint64_t chunk_elems; /* dataset elements per chunk, contiguous in C order */
+    size_t esize;         /* bytes of one dataset element of memtype */
+    uint8_t *fillpat;     /* the fill value in memtype, repeated (W_FILLPAT bytes) */
 } wtgt_t;
 
 typedef struct wctx {
@@ -1070,6 +1075,117 @@ static int copy_group(wctx_t *c, hid_t src, hid_t dst, const char *path, int dep
 
 /* ---- data and finish ---------------------------------------------------- */
 
+/* Sparse output. A chunk that is never written is not allocated, and
+ * reads as the dataset's fill value (HDF5 User's Guide, "Allocation of
+ * Space in the File" and "Fill Values"): an input whose chunks are mostly
+ * unallocated (a dataset created at full size and partly filled) would
+ * otherwise come out with every chunk written - 4 GiB for the 6 KB
+ * hdfgroup-tbigdims.h5. So a piece of a chunk whose cleaned bytes all
+ * equal the fill value is not written. Where that reads back the same:
+ *  - chunked layout, the whole dataset (not a compound member, whose
+ *    record's other members the fill value does not describe);
+ *  - each chunk contiguous in the C-order element stream (chunk extent
+ *    >= the dataset's on every axis but the first), so pieces are ranges;
+ *  - fill time ALLOC or IFSET: an allocated chunk's unwritten elements
+ *    then read as the fill value too (libhdf5 initialises the chunk;
+ *    with NEVER they are undefined, so everything is written);
+ *  - incremental or late allocation (early allocation writes the chunks
+ *    at creation anyway, with NEVER or IFSET-without-value unfilled).
+ * The fill value is the one libhdf5 reports for the dataset converted to
+ * the bytes that arrive (its default, 0, when none was set). */
+#define W_FILLPAT ((size_t)1 << 16)
+
+static void sparse_plan(wtgt_t *t)
+{
+    t->sparse = -1;
+    if (t->nf || t->ndim == 0)
+        return;
+    hid_t dcpl = H5Dget_create_plist(t->dset);
+    if (dcpl < 0)
+        return;
+    hsize_t ck[H5S_MAX_RANK];
+    H5D_fill_time_t ft = H5D_FILL_TIME_NEVER;
+    H5D_alloc_time_t at = H5D_ALLOC_TIME_EARLY;
+    H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
+    size_t es = H5Tget_size(t->memtype);
+    int ok = H5Pget_layout(dcpl) == H5D_CHUNKED &&
+             H5Pget_chunk(dcpl, H5S_MAX_RANK, ck) == t->ndim && H5Pget_fill_time(dcpl, &ft) >= 0 &&
+             ft != H5D_FILL_TIME_NEVER && H5Pget_alloc_time(dcpl, &at) >= 0 &&
+             (at == H5D_ALLOC_TIME_INCR || at == H5D_ALLOC_TIME_LATE) &&
+             H5Pfill_value_defined(dcpl, &fv) >= 0 && fv != H5D_FILL_VALUE_UNDEFINED &&
+             es > 0 && es <= W_FILLPAT;
+    uint64_t ce = ok ? ck[0] : 0;
+    for (int d = 1; ok && d < t->ndim; d++) {
+        ok = ck[d] >= t->shape[d];
+        ce *= t->shape[d];
+    }
+    uint8_t *pat = ok && ce ? malloc(W_FILLPAT) : NULL;
+    if (pat && H5Pget_fill_value(dcpl, t->memtype, pat) >= 0) {
+        size_t whole = W_FILLPAT / es * es;
+        for (size_t k = es; k < whole; k += es)
+            memcpy(pat + k, pat, es);
+        t->fillpat = pat;
+        t->esize = es;
+        t->chunk_elems = ce;
+        t->sparse = 1;
+    } else {
+        free(pat);
+    }
+    H5Pclose(dcpl);
+}
+
+/* 1 when n elements at p are all the fill value. */
+static int all_fill(const wtgt_t *t, const uint8_t *p, uint64_t n)
+{
+    size_t whole = W_FILLPAT / t->esize * t->esize;
+    for (uint64_t b = n * t->esize; b > 0;) {
+        size_t k = b < whole ? (size_t)b : whole;
+        if (memcmp(p, t->fillpat, k))
+            return 0;
+        p += k;
+        b -= k;
+    }
+    return 1;
+}
+
+/* H5Dwrite of dataset elements [a, a+n) from buf. */
+static herr_t write_range(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
+{
+    hsize_t hn = n;
+    hid_t fs = H5Dget_space(t->dset), ms = H5Screate_simple(1, &hn, NULL);
+    herr_t r = fs < 0 || ms < 0 ? -1 : na_h5c_select_range(fs, t->ndim, t->shape, a, n);
+    if (r >= 0)
+        r = H5Dwrite(t->dset, t->memtype, ms, fs, H5P_DEFAULT, buf);
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ms >= 0)
+        H5Sclose(ms);
+    return r;
+}
+
+/* Write [first, first+count) from the shared window, leaving out the
+ * pieces of chunks that are all fill value (sparse_plan), the others in
+ * one H5Dwrite per run of consecutive pieces. */
+static herr_t write_sparse(wctx_t *c, wtgt_t *t, uint64_t first, uint64_t count)
+{
+    if (t->sparse == 0)
+        sparse_plan(t);
+    if (t->sparse < 0)
+        return write_range(t, first, count, c->shm);
+    uint64_t end = first + count, run = first; /* [run, a): pieces to write */
+    for (uint64_t a = first; a < end;) {
+        uint64_t b = (a / t->chunk_elems + 1) * t->chunk_elems;
+        b = b < end ? b : end;
+        if (all_fill(t, c->shm + (a - first) * t->esize, b - a)) {
+            if (run < a && write_range(t, run, a - run, c->shm + (run - first) * t->esize) < 0)
+                return -1;
+            run = b;
+        }
+        a = b;
+    }
+    return run < end ? write_range(t, run, end - run, c->shm + (run - first) * t->esize) : 0;
+}
+
 static void w_write(wctx_t *c, const h5w_write_t *rq)
 {
     /* Fault injection for tests/cli/clean_hdf5.sh: a crash or a hang at
@@ -1092,17 +1208,7 @@ static void w_write(wctx_t *c, const h5w_write_t *rq)
     if (t->ndim == 0) {
         r = H5Dwrite(t->dset, t->memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->shm);
     } else {
-        hsize_t n = rq->count;
-        hid_t fs = H5Dget_space(t->dset), ms = H5Screate_simple(1, &n, NULL);
-        r = fs < 0 || ms < 0 ? -1 : na_h5c_select_range(fs, t->ndim, t->shape, rq->first, n);
-        if (r >= 0)
-            r = H5Dwrite(t->dset, t->memtype, ms, fs, H5P_DEFAULT, c->shm);
-        if (r < 0)
-            w_h5err(c, "write failed", name);
-        if (fs >= 0)
-            H5Sclose(fs);
-        if (ms >= 0)
-            H5Sclose(ms);
+        r = write_sparse(c, t, rq->first, rq->count);
     }
     if (r < 0 && !c->fail[0])
         w_h5err(c, "write failed", name);
@@ -1176,6 +1282,8 @@ static void w_finish(wctx_t *c, const uint8_t *p, uint64_t len)
         if (c->tg[j].dset >= 0)
             H5Dclose(c->tg[j].dset);
         c->tg[j].dset = -1;
+        free(c->tg[j].fillpat);
+        c->tg[j].fillpat = NULL;
     }
     hid_t fcpl = H5Fget_create_plist(c->in);
     hsize_t ub = 0;

@@ -414,6 +414,8 @@ static int fit_all(crun_t *c)
             if (cli_params_apply(c->params, t.name, &e->ct, why, sizeof why)) {
                 cli_error(c->o->clean.apply_params, "%s", why);
                 na_clean_tensor_free(&e->ct);
+                entry_failed(e, why);
+                c->r.n = i + 1; /* the report lists what was looked at */
                 return 2;
             }
         }

@@ -142,12 +142,18 @@ static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
 /* Entry e could not be cleaned: status "error", and as reason the
  * engine's message without its leading "TENSOR: " (the report names the
  * tensor already). */
-static void entry_failed(cli_clean_entry_t *e, const char *msg)
+/* e->reason = msg without its leading "NAME: " (the report names it). */
+static void set_reason(cli_clean_entry_t *e, const char *msg)
 {
     size_t nl = e->name ? strlen(e->name) : 0;
     int named = nl && !strncmp(msg, e->name, nl) && !strncmp(msg + nl, ": ", 2);
-    e->status = "error";
     snprintf(e->reason, sizeof e->reason, "%s", msg + (named ? nl + 2 : 0));
+}
+
+static void entry_failed(cli_clean_entry_t *e, const char *msg)
+{
+    e->status = "error";
+    set_reason(e, msg);
 }
 
 /* The warnings the emit pass decides (na_clean_emit counts them), for a
@@ -361,6 +367,33 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
 }
 
 /* Per entry: select, prepare, fit. Returns the exit code so far. */
+/* A numeric tensor copied unchanged because clean cannot write its dtype
+ * back (F8_*, F80, the parts of a complex tensor): its NaN and Inf go to
+ * the output as they are, which is a finding of scan's default policy
+ * (issue 4, exit 1), so the entry says how many (a warning: -q lists it).
+ * Returns 0, 1, or the exit code of a read error (the entry failed). */
+static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t)
+{
+    na_scan_opts_t so;
+    na_scan_opts_init(&so);
+    so.zscore = 0;
+    so.max_locations = 0;
+    so.threads = c->o->threads;
+    na_result_t res;
+    na_err_t err = {{0}};
+    na_status_t st = na_scan_tensor(t, &so, &res, &err);
+    if (st != NA_OK) {
+        entry_failed(e, err.msg);
+        cli_error(c->r.input, "%s", err.msg);
+        return cli_exit_for_status(st);
+    }
+    uint64_t left = res.st.nan + res.st.pos_inf + res.st.neg_inf;
+    na_result_free(&res);
+    if (left)
+        warn(e, (unsigned long long)left, "NaN/Inf value(s) left as they are (copied unchanged)");
+    return left ? 1 : 0;
+}
+
 static int fit_all(crun_t *c)
 {
     int rc = 0;
@@ -384,12 +417,26 @@ static int fit_all(crun_t *c)
         e->samples = c->samples;
         if (st != NA_OK || !t.src.read || !selected(&c->o->clean, t.name) ||
             t.stored != t.dtype) {
+            int sel = selected(&c->o->clean, t.name ? t.name : "");
+            if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
+                /* Fail closed (DESIGN.md): a selected numeric tensor that
+                 * cannot be read (an HDF5 filter this libhdf5 lacks) is
+                 * not copied as if it had been cleaned. Object arrays
+                 * (no dtype) are copied as stored, below. */
+                entry_failed(e, err.msg);
+                cli_error(c->r.input, "%s; clean cannot read it, nothing written (--exclude '%s' "
+                          "copies it unchanged)", err.msg, t.name ? t.name : "?");
+                rc = cli_exit_merge(rc, cli_exit_for_status(st));
+                continue;
+            }
             if (t.stored != t.dtype)
                 snprintf(e->reason, sizeof e->reason, "%s: copied unchanged", na_dtype_name(t.stored));
             else if (st != NA_OK || !t.src.read)
-                snprintf(e->reason, sizeof e->reason, "%s", err.msg);
+                set_reason(e, err.msg);
             else
                 snprintf(e->reason, sizeof e->reason, "not selected");
+            if (st == NA_OK && t.src.read && sel && t.stored != t.dtype)
+                rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             /* .npz members are copied as stored (npz_write.c), object
              * arrays included: their pickles are copied, never loaded */
             int raw_copy = !strcmp(c->r.format, "hdf5") || !strcmp(c->r.format, "npz");
@@ -406,8 +453,10 @@ static int fit_all(crun_t *c)
         }
         st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
         if (st == NA_E_UNSUPPORTED && c->o->clean.n_include == 0) {
-            snprintf(e->reason, sizeof e->reason, "%s", err.msg);
-            continue; /* not a dtype clean writes: copied, as not selected */
+            set_reason(e, err.msg);
+            /* not a dtype clean writes: copied, as not selected */
+            rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
+            continue;
         }
         if (st == NA_OK && c->params) {
             char why[NA_ERR_LEN];

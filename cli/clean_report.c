@@ -65,6 +65,14 @@ static json_t *jshape(int ndim, const uint64_t *shape)
     return a;
 }
 
+static json_t *warnings(const cli_clean_entry_t *e)
+{
+    json_t *w = json_array();
+    for (size_t i = 0; i < e->n_warn; i++)
+        json_array_append_new(w, jstr(e->warn[i]));
+    return w;
+}
+
 static json_t *jentry(const cli_clean_entry_t *e)
 {
     json_t *o = json_object();
@@ -75,7 +83,7 @@ static json_t *jentry(const cli_clean_entry_t *e)
     json_object_set_new(o, "dtype", json_string(na_dtype_name(e->dtype)));
     json_object_set_new(o, "shape", jshape(e->ndim, e->shape));
     if (!e->cleaned) {
-        json_object_set_new(o, "warnings", json_array());
+        json_object_set_new(o, "warnings", warnings(e));
         return o;
     }
     json_object_set_new(o, "out_dtype", json_string(na_dtype_name(ct->out_dtype)));
@@ -100,10 +108,7 @@ static json_t *jentry(const cli_clean_entry_t *e)
     json_object_set_new(o, "samples_dropped", d);
     json_object_set_new(o, "before", jstats(&ct->before));
     json_object_set_new(o, "after", e->emitted ? jstats(&ct->after) : json_null());
-    json_t *w = json_array();
-    for (size_t i = 0; i < e->n_warn; i++)
-        json_array_append_new(w, jstr(e->warn[i]));
-    json_object_set_new(o, "warnings", w);
+    json_object_set_new(o, "warnings", warnings(e));
     return o;
 }
 
@@ -215,6 +220,8 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
         nm = esc(&buf, e->name);
         if (!e->cleaned) {
             fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "", e->reason);
+            for (size_t k = 0; k < e->n_warn; k++) /* a copy's NaN/Inf left */
+                fprintf(out, "    warning: %s\n", esc(&buf, e->warn[k]));
             continue;
         }
         uint64_t rows, width;

@@ -59,11 +59,11 @@ expect_stderr_contains "z08.json: bad --apply-params file: tensor 'data': \"n_mi
 # hostile headers: no 2^40 statistics; copied unchanged, or refused
 for f in h40:1099511627776 h20:1048577; do
     expect_exit 0 "$N" clean "${f%%:*}.npy" -o "o_${f%%:*}.npy"
-    expect_stdout_contains "data: copied: data: no data and ${f#*:} elements per sample, more features than clean keeps statistics for without data (1048576)"
+    expect_stdout_contains "data: copied: no data and ${f#*:} elements per sample, more features than clean keeps statistics for without data (1048576)"
     cmp -s "${f%%:*}.npy" "o_${f%%:*}.npy" || fail "$f: copy differs"
 done
 expect_exit 0 "$N" clean h128.npy -o o_h128.npy
-expect_stdout_contains "data: copied: data: its samples have more than 2^64 elements (a header without data)"
+expect_stdout_contains "data: copied: its samples have more than 2^64 elements (a header without data)"
 expect_exit 3 "$N" clean h40.npy -o o.npy --include data
 expect_stderr_contains "h40.npy: data: no data and 1099511627776 elements per sample, more features than clean keeps statistics for without data (1048576)"
 [ ! -e o.npy ] || fail "output written after an error"

@@ -110,7 +110,7 @@ expect_exit 3 "$N" clean missing.safetensors -o o
 expect_stderr_contains "missing.safetensors:"
 # a dtype clean cannot write: copied when not named, an error when included
 expect_exit 0 "$N" clean f8.safetensors -o f8.out --nonfinite zero
-expect_stdout_contains "q: copied: q: clean cannot write dtype F8_E4M3 back"
+expect_stdout_contains "q: copied: clean cannot write dtype F8_E4M3 back"
 expect_exit 3 "$N" clean f8.safetensors -o f8b.out --nonfinite zero --include 'q'
 expect_stderr_contains "q: clean cannot write dtype F8_E4M3 back (supported: F64 F32 F16 BF16 and integers)"
 

@@ -281,15 +281,23 @@ def test_chunk_shrink_and_dtypes():
 
 def test_missing_filter():
     """A dataset compressed with a filter nanaudit's libhdf5 lacks (LZF,
-    which h5py bundles) cannot be read, but is copied whole: the same
-    stored chunks, still readable where the filter exists."""
+    which h5py bundles) cannot be read. Selected, it fails closed (DESIGN.md):
+    exit 3, nothing written (it used to be copied with exit 0, its NaN left
+    unseen). Excluded, it is copied whole: the same stored chunks, still
+    readable where the filter exists."""
     src, out = path("lzf.h5"), path("lzf.clean.h5")
     with h5py.File(src, "w") as f:
         f.create_dataset("z", data=np.arange(1000.0), chunks=(250,), compression="lzf")
         f.create_dataset("a", data=np.arange(10.0))
-    p = clean([src, "--normalize", "minmax", "-o", out], quiet=False)
-    check("missing filter: reported as copied", "/z: copied: /z: HDF5 filter 32000 (lzf)" in
-          p.stdout, p.stdout)
+    p = clean([src, "--normalize", "minmax", "-o", out], expect=3, quiet=False)
+    check("missing filter: an error", "/z: error: HDF5 filter 32000 (lzf)" in p.stdout, p.stdout)
+    check("missing filter: one line naming the way out",
+          p.stderr.endswith("clean cannot read it, nothing written (--exclude '/z' copies it "
+                            "unchanged)\n") and p.stderr.count("\n") == 1, p.stderr)
+    check("missing filter: nothing written", not os.path.exists(out))
+    p = clean([src, "--normalize", "minmax", "--exclude", "/z", "-o", out], quiet=False)
+    check("missing filter, excluded: reported as copied",
+          "/z: copied: HDF5 filter 32000 (lzf)" in p.stdout, p.stdout)
     with h5py.File(src) as a, h5py.File(out) as b:
         check("missing filter: chunks copied as stored", raw_chunks(a["z"]) == raw_chunks(b["z"]))
         check("missing filter: values", np.array_equal(b["z"][:], np.arange(1000.0)))

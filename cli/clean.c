@@ -298,7 +298,9 @@ static int check_output_dir(const char *outp)
 static int check_output(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
-    const char *in[1] = {c->r.input};
+    /* the --apply-params file is an input too (never replaced by a report) */
+    const char *in[2] = {c->r.input, co->apply_params};
+    size_t n_in = co->apply_params ? 2 : 1;
     const char *out = co->output;
     int rc = early_usage(c->o);
     if (rc)
@@ -306,7 +308,7 @@ static int check_output(crun_t *c)
     /* --report and --save-params first: neither may replace the input or
      * the output, and both must be writable before any work is done. */
     if (c->o->report)
-        rc = cli_check_side_output(c->o->report, "--report", in, 1, out, 1);
+        rc = cli_check_side_output(c->o->report, "--report", in, n_in, out, 1);
     if (!rc && co->save_params)
         rc = cli_check_side_output(co->save_params, "--save-params", in, 1, out, 1);
     if (!rc && c->o->report && co->save_params && cli_same_path(c->o->report, co->save_params)) {
@@ -321,6 +323,10 @@ static int check_output(crun_t *c)
     struct stat si, so, sl;
     if (stat(c->r.input, &si) != 0)
         return 0; /* the open reports it */
+    if (co->apply_params && cli_same_path(co->output, co->apply_params)) {
+        cli_error(co->output, "is the --apply-params file; -o never replaces an input");
+        return 2;
+    }
     if (stat(co->output, &so) == 0) {
         if (so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
             cli_error(co->output, "is the input file (same file through a link); the input is "
@@ -646,6 +652,29 @@ static int join_groups(crun_t *c)
 }
 
 /* --max-drop-fraction and misalignment: 0, 1 (refused) or 2. */
+/* The drops of entry i's --together group, per step: n1 samples some
+ * member drops in step 1, n2 others some member drops in step 2. A
+ * group drops the union of its members' samples, so --max-drop-fraction
+ * applies to the union, as to one tensor's steps: two members losing a
+ * different 10 % each lose 20 % together. */
+static void group_drops(const crun_t *c, size_t i, uint64_t *n1, uint64_t *n2)
+{
+    uint64_t rows = c->r.e[i].ct.rows;
+    *n1 = *n2 = 0;
+    for (uint64_t r = 0; r < rows; r++) {
+        int s1 = 0, s2 = 0;
+        for (size_t j = 0; j < c->r.n; j++) {
+            if (!c->r.e[j].cleaned || c->group[j] != c->group[i] || c->r.e[j].ct.rows != rows)
+                continue;
+            unsigned s = na_clean_row(&c->r.e[j].ct, r);
+            s1 |= s == 1;
+            s2 |= s == 2;
+        }
+        *n1 += (uint64_t)s1;
+        *n2 += (uint64_t)(!s1 && s2);
+    }
+}
+
 static int guard_rails(crun_t *c)
 {
     for (size_t i = 0; i < c->r.n; i++) {
@@ -653,11 +682,15 @@ static int guard_rails(crun_t *c)
         const na_clean_tensor_t *ct = &e->ct;
         if (!e->cleaned || ct->rows == 0)
             continue;
-        double f1 = (double)ct->dropped_nf / (double)ct->rows;
-        uint64_t left = ct->rows - ct->dropped_nf;
-        double f2 = left ? (double)ct->dropped_out / (double)left : 0.0;
+        uint64_t d1 = ct->dropped_nf, d2 = ct->dropped_out;
+        int grouped = c->group && c->group[i] && ct->row_state;
+        if (grouped)
+            group_drops(c, i, &d1, &d2);
+        double f1 = (double)d1 / (double)ct->rows;
+        uint64_t left = ct->rows - d1;
+        double f2 = left ? (double)d2 / (double)left : 0.0;
         double fj = (double)ct->dropped_joint / (double)ct->rows;
-        if (fj > c->o->clean.max_drop) {
+        if (fj > c->o->clean.max_drop && !grouped) {
             snprintf(c->r.refused, sizeof c->r.refused,
                      "tensor '%.200s': its --together partners would drop %llu of %llu samples "
                      "(%.1f%%), more than --max-drop-fraction %g",
@@ -669,10 +702,10 @@ static int guard_rails(crun_t *c)
         if (f1 > c->o->clean.max_drop || f2 > c->o->clean.max_drop) {
             int nf = f1 > c->o->clean.max_drop;
             snprintf(c->r.refused, sizeof c->r.refused,
-                     "tensor '%.200s': the %s step would drop %llu of %llu samples (%.1f%%), more "
+                     "tensor '%.200s'%s: the %s step would drop %llu of %llu samples (%.1f%%), more "
                      "than --max-drop-fraction %g",
-                     e->name, nf ? "non-finite" : "outlier",
-                     (unsigned long long)(nf ? ct->dropped_nf : ct->dropped_out),
+                     e->name, grouped ? " with its --together partners" : "",
+                     nf ? "non-finite" : "outlier", (unsigned long long)(nf ? d1 : d2),
                      (unsigned long long)(nf ? ct->rows : left), 100.0 * (nf ? f1 : f2),
                      c->o->clean.max_drop);
             cli_error(c->r.input, "%s; nothing written", c->r.refused);
@@ -1174,19 +1207,32 @@ static int finish(crun_t *c, int rc)
     c->r.exit_code = rc;
     const cli_opts_t *o = c->o;
     int usage = rc == 2 && c->r.n == 0; /* a usage error before any work: its message only */
+    /* The --report file first: when it cannot be written (a full disk,
+     * /dev/full: buffered, so often only fclose fails) the run is exit 4
+     * with one line, and the report on stdout says exit_code 4. A
+     * regular file left half written is removed, not left to be read. */
+    if (o->report && !usage) {
+        FILE *f = fopen(o->report, "w");
+        int bad = !f || cli_clean_report_json(&c->r, f) != 0 || fflush(f) != 0;
+        int e = errno;
+        struct stat sf;
+        int reg = f && fstat(fileno(f), &sf) == 0 && S_ISREG(sf.st_mode);
+        if (f && fclose(f) != 0 && !bad) {
+            bad = 1;
+            e = errno;
+        }
+        if (bad) {
+            cli_error(o->report, "cannot write the report: %s", strerror(e));
+            if (reg)
+                unlink(o->report);
+            rc = cli_exit_merge(rc, 4);
+            c->r.exit_code = rc;
+        }
+    }
     if (!usage && o->json)
         cli_clean_report_json(&c->r, stdout);
     else if (!usage)
         cli_clean_report_text(&c->r, o->quiet, stdout);
-    if (o->report && !usage) {
-        FILE *f = fopen(o->report, "w");
-        if (!f || cli_clean_report_json(&c->r, f) != 0) {
-            cli_error(o->report, "cannot write the report: %s", strerror(errno));
-            rc = cli_exit_merge(rc, 4);
-        }
-        if (f && fclose(f) != 0)
-            rc = cli_exit_merge(rc, 4);
-    }
     na_sha256_file_cancel(c->sha); /* an error or a refusal came first */
     for (size_t i = 0; i < c->r.n; i++)
         na_clean_tensor_free(&c->r.e[i].ct);

@@ -46,6 +46,7 @@ typedef struct cli_opts {
                              * (its fail_mask is replaced by fail_mask above) */
     uint32_t checks_given;  /* NA_CK_* of the flags given (they beat --policy defaults) */
     na_policy_t *policy;    /* --policy FILE, loaded while parsing (gate.c) */
+    const char *policy_path; /* its path: --report may not overwrite it */
     int github;             /* --format github */
     const char **reports;   /* every --report FILE, in order (owned array) */
     size_t n_reports;

@@ -172,6 +172,7 @@ int cli_set_policy(cli_opts_t *o, const char *a, const char *n)
         return rc;
     na_policy_free(o->policy);
     o->policy = NULL;
+    o->policy_path = a;
     na_status_t st = na_policy_parse(text, len, a, &o->policy, &err);
     free(text);
     return option_file_result(o, a, n, st, &err);

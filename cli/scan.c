@@ -309,6 +309,8 @@ int cli_scan(const cli_opts_t *o)
         /* scan changes nothing: a report that cannot be written is exit
          * 4 at the end, after the others (tests/cli/gate_reports.sh) */
         int rc = cli_check_side_output(o->reports[k], "--report", o->inputs, o->n_inputs, NULL, 0);
+        if (!rc && o->policy_path) /* the policy is an input too */
+            rc = cli_check_side_output(o->reports[k], "--report", &o->policy_path, 1, NULL, 0);
         if (rc)
             return rc;
     }

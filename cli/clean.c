@@ -90,6 +90,7 @@ typedef struct crun {
     size_t *group;          /* per entry: 1 + its --together group, or 0 */
     struct stat in_st;      /* the input when opened (input_unchanged) */
     int have_in_st;
+    cli_device_t dev;       /* --device: where the write pass runs (device.c) */
 } crun_t;
 
 /* The input's SHA-256 into c->r.sha: the thread cli_clean started
@@ -232,6 +233,19 @@ static int settle_options(crun_t *c)
     if (co->n_together && !c->samples)
         return cli_usage(CLI_CLEAN, "--together needs --samples (%s tensors are weights, "
                          "without a sample axis)", fmt);
+    /* --global only merges per-feature statistics: without samples it
+     * would do nothing, which must not pass for having done something */
+    if (c->eng.global && !c->samples)
+        return co->samples == CLI_OFF
+                   ? cli_usage(CLI_CLEAN, "--global needs --samples (--no-samples: one "
+                               "statistic per tensor already)")
+                   : cli_usage(CLI_CLEAN, "--global needs --samples (%s tensors are weights: "
+                               "one statistic per tensor already)", fmt);
+    /* before the fit, not when the writer meets the dtype after it */
+    if (c->eng.out_dtype != NA_DT_INVALID && !na_writer_dtype_ok(fmt, c->eng.out_dtype))
+        return cli_usage(CLI_CLEAN, "--out-dtype %s: a .%s file has no such type (numpy has "
+                         "no bfloat16 or float8); use F16, F32 or F64",
+                         na_dtype_name(c->eng.out_dtype), fmt);
     return 0;
 }
 
@@ -246,6 +260,9 @@ static int early_usage(const cli_opts_t *o)
         return cli_usage(CLI_CLEAN, "--zscore needs K > 0");
     if (co->range_given && co->eng.normalize != NA_NORM_MINMAX)
         return cli_usage(CLI_CLEAN, "--feature-range needs --normalize minmax");
+    if (co->action_given && !o->zscore_given && !co->method_given)
+        return cli_usage(CLI_CLEAN, "--outliers needs --zscore K or --mad K (without one "
+                         "there is no outlier step)");
     return 0;
 }
 
@@ -732,6 +749,30 @@ static int guard_rails(crun_t *c)
     return 0;
 }
 
+/* NaN or +-Inf bound for an integer --out-dtype (na_clean_check_out):
+ * refused before the temporary file is made, and in --dry-run with the
+ * same line. Every such tensor is named, one line each. 0 or 2. */
+static int check_out_dtype(crun_t *c)
+{
+    int rc = 0;
+    for (size_t i = 0; i < c->r.n; i++) {
+        cli_clean_entry_t *e = &c->r.e[i];
+        if (!e->cleaned)
+            continue;
+        na_tensor_t t;
+        na_err_t err = {{0}};
+        na_status_t st = na_input_tensor(c->in, i, &t, &err);
+        if (st == NA_OK)
+            st = na_clean_check_out(&t, &c->eng, &e->ct, &err);
+        if (st != NA_OK) {
+            entry_failed(e, err.msg);
+            cli_error(c->r.input, "%s; nothing written", err.msg);
+            rc = cli_exit_merge(rc, cli_exit_for_status(st));
+        }
+    }
+    return rc;
+}
+
 static na_status_t sink(void *ud, const void *buf, size_t len, na_err_t *err)
 {
     na_writer_t *w = ud;
@@ -791,8 +832,8 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
             w->bytes = e->cleaned ? e->ct.out_rows * e->ct.width *
                                         (na_dtype_bits(e->ct.out_dtype) / 8)
                                   : na_input_tensor_bytes(c->in, i);
-            if (e->cleaned && e->ct.rows == 0)
-                w->bytes = 0;
+            if (e->cleaned && cli_clean_no_values(e))
+                w->bytes = 0; /* (5, 0) has 5 rows of width 1 in ct (clean.h) */
         }
         w->dtype = e->cleaned ? e->ct.out_dtype : e->dtype;
         w->copied = !e->cleaned;
@@ -942,7 +983,7 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
             break;
         }
         cli_clean_entry_t *e = &c->r.e[src[j]];
-        if (!e->cleaned || e->ct.rows == 0)
+        if (!e->cleaned || cli_clean_no_values(e))
             continue;
         na_scan_opts_t so;
         na_scan_opts_init(&so);
@@ -1067,11 +1108,11 @@ static int write_output(crun_t *c)
         st = na_writer_begin(w, j, &err);
         if (st != NA_OK)
             break;
-        if (e->cleaned && e->ct.rows) {
+        if (e->cleaned && !cli_clean_no_values(e)) {
             na_tensor_t t;
             st = na_input_tensor(c->in, src[j], &t, &err);
             if (st == NA_OK)
-                st = na_clean_emit(&t, &c->eng, &e->ct, sink, w, &err);
+                st = cli_device_clean(&c->dev, &t, &c->eng, &e->ct, sink, w, &err);
             e->emitted = st == NA_OK;
             if (e->emitted)
                 warn_emitted(e);
@@ -1168,15 +1209,15 @@ static int dry_emit(crun_t *c)
 {
     for (size_t i = 0; i < c->r.n; i++) {
         cli_clean_entry_t *e = &c->r.e[i];
-        if (!e->cleaned || e->ct.rows == 0) {
-            e->emitted = e->cleaned; /* 0 rows: nothing to emit, as in write_output */
+        if (!e->cleaned || cli_clean_no_values(e)) {
+            e->emitted = e->cleaned; /* no values: nothing to emit, as in write_output */
             continue;
         }
         na_tensor_t t;
         na_err_t err = {{0}};
         na_status_t st = na_input_tensor(c->in, i, &t, &err);
         if (st == NA_OK)
-            st = na_clean_emit(&t, &c->eng, &e->ct, discard, NULL, &err);
+            st = cli_device_clean(&c->dev, &t, &c->eng, &e->ct, discard, NULL, &err);
         if (st != NA_OK) {
             cli_error(c->r.input, "%s", err.msg[0] ? err.msg : na_status_str(st));
             entry_failed(e, err.msg[0] ? err.msg : na_status_str(st));
@@ -1206,6 +1247,9 @@ static int finish(crun_t *c, int rc)
 {
     c->r.exit_code = rc;
     const cli_opts_t *o = c->o;
+    cli_device_names(&c->dev);
+    c->r.device = c->dev.name;
+    c->r.device_note = c->dev.note[0] ? c->dev.note : NULL;
     int usage = rc == 2 && c->r.n == 0; /* a usage error before any work: its message only */
     /* The --report file first: when it cannot be written (a full disk,
      * /dev/full: buffered, so often only fclose fails) the run is exit 4
@@ -1240,6 +1284,7 @@ static int finish(crun_t *c, int rc)
     na_input_close(c->in);
     json_decref(c->params);
     free(c->group);
+    cli_device_close(&c->dev);
     return rc;
 }
 
@@ -1262,10 +1307,15 @@ int cli_clean(const cli_opts_t *o)
         }
     }
     int rc = check_output(&c);
+    /* --device: a GPU that cannot be used is exit 4 with one line before
+     * the input is opened or anything written, as for scan */
+    if (!rc)
+        rc = cli_device_open(&c.dev, o->device, o->device_ordinal);
     if (rc) {
         json_decref(c.params);
         return rc;
     }
+    c.dev.verb = "cleaned";
     na_err_t err = {{0}};
     /* before the open: a file replaced from here on is seen as changed */
     c.have_in_st = stat(c.r.input, &c.in_st) == 0;
@@ -1273,6 +1323,7 @@ int cli_clean(const cli_opts_t *o)
     if (st != NA_OK) {
         cli_error(c.r.input, "%s", err.msg);
         json_decref(c.params);
+        cli_device_close(&c.dev);
         return cli_exit_for_status(st);
     }
     c.r.format = na_input_format(c.in);
@@ -1310,6 +1361,9 @@ int cli_clean(const cli_opts_t *o)
     int g = guard_rails(&c);
     if (g)
         return finish(&c, cli_exit_merge(rc, g));
+    g = check_out_dtype(&c);
+    if (g)
+        return finish(&c, cli_exit_merge(rc, g));
     if (o->clean.save_params) {
         json_t *pj = cli_params_new(&c.eng);
         for (size_t i = 0; pj && i < c.r.n; i++)
@@ -1321,6 +1375,12 @@ int cli_clean(const cli_opts_t *o)
         }
         json_decref(pj);
     }
+    uint64_t clean_bytes = 0; /* --device auto decides on the bytes to clean */
+    for (size_t i = 0; i < c.r.n; i++)
+        if (c.r.e[i].cleaned)
+            clean_bytes += c.r.e[i].ct.rows * c.r.e[i].ct.width *
+                           (na_dtype_bits(c.r.e[i].dtype) / 8);
+    cli_device_plan(&c.dev, clean_bytes, o->threads);
     if (!o->clean.dry_run) {
         int w = write_output(&c);
         rc = cli_exit_merge(rc, w);

@@ -5,7 +5,8 @@
  * JSON (schema_version 1), one object:
  *   {"schema_version", "command": "clean", "version", "input", "output"
  *    (null for --dry-run), "format", "input_sha256", "written" (bool),
- *    "dry_run", "refused" (why nothing was written, or null),
+ *    "dry_run", "refused" (why nothing was written, or null), "device"
+ *    (what ran the write pass, as scan's), "device_note" (only when set),
  *    "tensors": [{"name", "status" ("cleaned" | "copied" | "error"),
  *      "reason", "dtype", "out_dtype", "shape", "out_shape", "samples",
  *      "features", "passes", "nonfinite_replaced", "outliers_replaced",
@@ -125,6 +126,9 @@ int cli_clean_report_json(const cli_clean_run_t *r, FILE *out)
     json_object_set_new(o, "written", json_boolean(r->written));
     json_object_set_new(o, "dry_run", json_boolean(r->dry_run));
     json_object_set_new(o, "refused", jstr(r->refused[0] ? r->refused : NULL));
+    json_object_set_new(o, "device", json_string(r->device ? r->device : "cpu"));
+    if (r->device_note) /* only when there is something to say, as in scan's report */
+        json_object_set_new(o, "device_note", jstr(r->device_note));
     json_t *a = json_array();
     for (size_t i = 0; i < r->n; i++)
         json_array_append_new(a, jentry(&r->e[i]));
@@ -163,16 +167,23 @@ static uint64_t nonfinite_left(const cli_clean_entry_t *e)
  * overflowed or colliding with a missing-value marker), or left with NaN
  * or Inf. Copied tensors and ones only normalized stay out: a CI log then
  * lists only what needs a look. */
+int cli_clean_no_values(const cli_clean_entry_t *e)
+{
+    for (int d = 0; d < e->ndim; d++)
+        if (e->shape[d] == 0)
+            return 1;
+    return 0;
+}
+
 /* Samples and elements per sample as the shape gives them. They are
  * ct->rows and ct->width except for a tensor with nothing to read, where
- * rows is 0 and width at least 1 (na_clean_prepare): (5, 0) has 5
- * samples of 0 elements. Its product fits 64 bits (prepare refuses the
- * others). */
+ * width is at least 1 (na_clean_prepare): (5, 0) has 5 samples of 0
+ * elements. Its product fits 64 bits (prepare refuses the others). */
 static void sample_dims(const cli_clean_entry_t *e, uint64_t *rows, uint64_t *width)
 {
     *rows = e->ct.rows;
     *width = e->ct.width;
-    if (e->ndim < 1 || e->ct.rows)
+    if (e->ndim < 1 || !cli_clean_no_values(e))
         return;
     *rows = e->shape[0];
     *width = 1;
@@ -261,6 +272,8 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
             fprintf(out, "    warning: %s\n", esc(&buf, e->warn[k]));
         }
     }
+    if (r->device_note) /* e.g. --device auto fell back to the CPU */
+        fprintf(out, "note: %s\n", esc(&buf, r->device_note));
     if (r->refused[0]) {
         fprintf(out, "refused: %s; nothing written\n", esc(&buf, r->refused));
     } else if (r->dry_run) {

@@ -29,11 +29,16 @@ typedef struct cli_clean_run {
     char sha[65];
     int written, dry_run, exit_code;
     char refused[NA_ERR_LEN];
+    const char *device;      /* what ran the write pass: "cpu", "cuda:N", "cuda:N+cpu" */
+    const char *device_note; /* why some of it ran elsewhere, or NULL */
     size_t n;
     cli_clean_entry_t *e;
 } cli_clean_run_t;
 
 int cli_clean_report_json(const cli_clean_run_t *r, FILE *out); /* 0 or -1 */
+/* 1 when entry e holds no value (a dimension of its shape is 0: (0, 3),
+ * (5, 0)): nothing is read or written but its shape. */
+int cli_clean_no_values(const cli_clean_entry_t *e);
 int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out);
 
 #endif /* NA_CLEAN_REPORT_H */

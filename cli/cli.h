@@ -133,6 +133,7 @@ typedef struct cli_device {
     uint64_t on_cpu_kept;     /* of on_cpu: missing values, no stored data */
     char name[40];            /* the report's "device" */
     char note[NA_ERR_LEN + 64]; /* the report's "device_note" */
+    const char *verb;         /* the notes' "scanned" (default) or "cleaned" */
 } cli_device_t;
 /* "auto", "cpu", "cuda", "cuda:N" (N < 10000); -1 otherwise. */
 int cli_device_parse(const char *arg, int *mode, int *ordinal);
@@ -144,7 +145,18 @@ int cli_device_open(cli_device_t *d, int mode, int ordinal);
 void cli_device_plan(cli_device_t *d, uint64_t total_bytes, int threads);
 na_status_t cli_device_scan(cli_device_t *d, const na_tensor_t *t, const na_scan_opts_t *so,
                             na_result_t *r, na_err_t *err);
-/* Set rep->device ("cpu", "cuda:0", "cuda:0+cpu") and rep->device_note. */
+/* clean's write pass of t (na_clean_emit's contract) on the GPU when
+ * the same rule as cli_device_scan's picks it (gpu/cuda_clean.c), else on
+ * the CPU; a tensor the GPU refuses before any byte reaches sink (and,
+ * under auto, a CUDA failure at that point) is cleaned on the CPU, with
+ * a note. */
+na_status_t cli_device_clean(cli_device_t *d, const na_tensor_t *t, const na_clean_opts_t *o,
+                             na_clean_tensor_t *ct, na_clean_sink_fn sink, void *ud,
+                             na_err_t *err);
+/* Fill d->name ("cpu", "cuda:0", "cuda:0+cpu") and d->note ("" or why
+ * some work ran elsewhere than asked) from what ran. */
+void cli_device_names(cli_device_t *d);
+/* cli_device_names, then rep->device = d->name and rep->device_note. */
 void cli_device_report(cli_device_t *d, na_report_t *rep);
 void cli_device_close(cli_device_t *d);
 

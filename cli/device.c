@@ -12,6 +12,10 @@
  *    CUDA is initialised only when the first such tensor comes, so small
  *    scans never pay for it, and a failure (no driver, no device, old
  *    driver) leaves a note in the report and the CPU doing the work.
+ * clean (cli_device_clean) follows the same rules for its write pass
+ * (gpu/cuda_clean.c); its fit stays on the CPU, and a tensor the GPU
+ * refuses before writing anything (missing values, unwritten chunks) is
+ * cleaned on the CPU with a note.
  * Why 32 MiB per tensor: a GPU window is 16 MiB, so smaller tensors
  * cannot fill the copy/transfer/kernel pipeline, and their CPU scan takes
  * milliseconds.
@@ -86,6 +90,7 @@ int cli_device_open(cli_device_t *d, int mode, int ordinal)
     memset(d, 0, sizeof *d);
     d->mode = mode;
     d->ordinal = ordinal;
+    d->verb = "scanned";
     na_backend_cpu(&d->cpu);
     if (mode != CLI_DEV_CUDA)
         return 0;
@@ -120,7 +125,7 @@ static int gpu_wanted(cli_device_t *d, const na_tensor_t *t)
         } else {
             d->gpu_state = -1;
             snprintf(d->note, sizeof d->note,
-                     "--device auto: no usable GPU (%s); scanned on the CPU", err.msg);
+                     "--device auto: no usable GPU (%s); %s on the CPU", err.msg, d->verb);
         }
     }
     return d->gpu_state == 1;
@@ -144,22 +149,67 @@ na_status_t cli_device_scan(cli_device_t *d, const na_tensor_t *t, const na_scan
     return d->cpu.scan_tensor(d->cpu.self, t, so, r, err);
 }
 
-void cli_device_report(cli_device_t *d, na_report_t *rep)
+/* A sink that counts what passes through it (cli_device_clean). */
+typedef struct counted {
+    na_clean_sink_fn sink;
+    void *ud;
+    uint64_t bytes;
+} counted_t;
+
+static na_status_t counted_sink(void *ud, const void *buf, size_t len, na_err_t *err)
+{
+    counted_t *c = ud;
+    c->bytes += len;
+    return c->sink(c->ud, buf, len, err);
+}
+
+na_status_t cli_device_clean(cli_device_t *d, const na_tensor_t *t, const na_clean_opts_t *o,
+                             na_clean_tensor_t *ct, na_clean_sink_fn sink, void *ud,
+                             na_err_t *err)
+{
+    /* rows without data ((5, 0)): nothing to read or send */
+    if (t->elements && gpu_wanted(d, t)) {
+        counted_t c = {sink, ud, 0};
+        na_status_t st = na_cuda_clean_emit(&d->gpu, t, o, ct, counted_sink, &c, err);
+        /* Only before any byte went out can the CPU take over: the GPU
+         * refused the tensor, or (auto) CUDA failed at its start. */
+        int kept = st == NA_E_UNSUPPORTED, retry = d->mode == CLI_DEV_AUTO &&
+                                                   (st == NA_E_INTERNAL || st == NA_E_NOMEM);
+        if (c.bytes || !(kept || retry)) {
+            d->on_gpu += st == NA_OK;
+            return st;
+        }
+        d->on_cpu_kept += (uint64_t)kept;
+        if (!d->note[0] || retry)
+            snprintf(d->note, sizeof d->note, "--device %s: %s; cleaned on the CPU",
+                     d->mode == CLI_DEV_AUTO ? "auto" : "cuda", err->msg);
+        err->msg[0] = '\0';
+    }
+    d->on_cpu++;
+    return na_clean_emit(t, o, ct, sink, ud, err);
+}
+
+void cli_device_names(cli_device_t *d)
 {
     if (d->on_gpu && d->on_cpu)
         snprintf(d->name, sizeof d->name, "%s+cpu", d->gpu.name);
     else
         snprintf(d->name, sizeof d->name, "%s", d->on_gpu ? d->gpu.name : "cpu");
-    rep->device = d->name;
     uint64_t small = d->on_cpu - d->on_cpu_kept;
     if (!d->note[0] && d->on_gpu && d->on_cpu_kept)
         snprintf(d->note, sizeof d->note, "%llu tensor%s with missing values or unwritten chunks "
-                 "scanned on the CPU", (unsigned long long)d->on_cpu_kept,
-                 d->on_cpu_kept == 1 ? "" : "s");
+                 "%s on the CPU", (unsigned long long)d->on_cpu_kept,
+                 d->on_cpu_kept == 1 ? "" : "s", d->verb);
     else if (!d->note[0] && d->on_gpu && small && d->mode == CLI_DEV_AUTO)
         snprintf(d->note, sizeof d->note, "--device auto: %llu tensor%s under %llu MiB "
-                 "scanned on the CPU", (unsigned long long)small, small == 1 ? "" : "s",
-                 CLI_AUTO_GPU_BYTES >> 20);
+                 "%s on the CPU", (unsigned long long)small, small == 1 ? "" : "s",
+                 CLI_AUTO_GPU_BYTES >> 20, d->verb);
+}
+
+void cli_device_report(cli_device_t *d, na_report_t *rep)
+{
+    cli_device_names(d);
+    rep->device = d->name;
     rep->device_note = d->note[0] ? d->note : NULL;
 }
 

@@ -210,14 +210,17 @@ static int set_length(cli_opts_t *o, const char *a, const char *n)
     return 0;
 }
 
-/* HDF5 reader: seconds one answer of the libhdf5 process may take. */
+/* HDF5 reader: seconds one answer of the libhdf5 process may take. The
+ * limit is counted in milliseconds (poll, formats/hdf5.c): a value under
+ * 0.001 other than 0 would round to 0 ms and stop every reader at once,
+ * so it is refused rather than reported as "within 0 s". */
 static int set_hdf5_timeout(cli_opts_t *o, const char *a, const char *n)
 {
     char *end;
     errno = 0;
     double v = strtod(a, &end);
-    if (!*a || *end || errno || !isfinite(v) || v < 0 || v > 86400)
-        return BAD(o, n, a, "a number of seconds from 0 to 86400");
+    if (!*a || *end || errno || !isfinite(v) || v < 0 || (v > 0 && v < 0.001) || v > 86400)
+        return BAD(o, n, a, "0 (no limit) or a number of seconds from 0.001 to 86400");
     o->open.hdf5_timeout = v;
     return 0;
 }
@@ -262,7 +265,8 @@ static const cli_option_t opts[] = {
      "tensors are weights: one statistic per tensor, no 'drop' (default for safetensors "
      "and PyTorch)"},
     {"global", 0, NULL, C, cli_set_global,
-     "with --samples: one statistic per tensor instead of one per feature"},
+     "with --samples: one statistic per tensor instead of one per feature (without samples, "
+     "exit 2: there is one already)"},
     {"nonfinite", 0, "MODE", C, cli_set_nonfinite,
      "NaN/Inf step: drop (remove the samples; default with samples), zero, mean, value=X "
      "or keep (default for weights)"},
@@ -272,7 +276,7 @@ static const cli_option_t opts[] = {
      "MAD = 0: |x - median|/(1.253314*MeanAD) > K; 3.5 is the usual K; CPU only"},
     {"outliers", 0, "ACTION", C, cli_set_outliers,
      "what --zscore/--mad do to an outlier: drop (the sample; default with samples), clip, "
-     "nan or mean; required for weights"},
+     "nan or mean; required for weights; needs --zscore or --mad (else exit 2)"},
     {"normalize", 0, "MODE", C, cli_set_normalize,
      "minmax (to --feature-range) or zscore (mean 0, std 1), after the other steps"},
     {"feature-range", 0, "LO:HI", C, cli_set_feature_range,
@@ -289,7 +293,7 @@ static const cli_option_t opts[] = {
      "must be this run's; a bad FILE is exit 2"},
     {"out-dtype", 0, "DTYPE", C, cli_set_out_dtype,
      "dtype of the cleaned tensors (default: the input's; F32 for integers with "
-     "--normalize)"},
+     "--normalize); .npy and .npz have no BF16 (exit 2)"},
     {"force", 0, NULL, C, cli_set_force, "overwrite an existing output file"},
     {"include", 0, "GLOB", C, cli_set_include,
      "clean only tensors whose name matches GLOB (repeatable); others are copied"},
@@ -306,9 +310,10 @@ static const cli_option_t opts[] = {
      "allow dropping samples from a tensor when another tensor has the same number of "
      "rows (refused by default: it would misalign them)"},
     {"max-locations", 0, "N", S | C, set_max_locations,
-     "report the first N row-major indices of NaN, Inf and outliers per tensor (default 5)"},
+     "report the first N row-major indices of NaN, Inf and outliers per tensor (0 to "
+     "1000000; default 5)"},
     {"threads", 0, "N", S | C, set_threads,
-     "scan (clean: fit, write and verify) with N threads (default: all cores, or "
+     "scan (clean: fit, write and verify) with N threads, 1 to 4096 (default: all cores, or "
      "OMP_NUM_THREADS)"},
     {"fail-on", 0, "LIST", S, set_fail_on,
      "finding kinds that make the exit code 1 (default nan,inf; e.g. nan,inf,outliers; none). "
@@ -345,7 +350,7 @@ static const cli_option_t opts[] = {
     {"report-format", 0, "FMT", S, cli_set_report_format,
      "format of --report files whose extension is none of those: json (default), junit, "
      "markdown or sarif"},
-    {"device", 0, "DEV", S, set_device,
+    {"device", 0, "DEV", S | C, set_device,
      "where to scan: auto (default: the GPU when a usable one exists and the run is large "
      "enough to repay CUDA's start-up - about 2.4 GB with 2 threads, 74 GB with 16 - for "
      "tensors of 32 MiB or more; else the CPU), cpu, cuda or cuda:N (GPU N; exit 4 when "
@@ -377,8 +382,8 @@ static const cli_option_t opts[] = {
      "HDF5: also audit numeric attributes, each as OBJECT_PATH@NAME (/grp/ds@scale, "
      "/@version for the root group); string attributes are listed as skipped"},
     {"hdf5-timeout", 0, "SECONDS", S | I | C, set_hdf5_timeout,
-     "HDF5: stop the libhdf5 reader process when one answer takes longer (default 60, "
-     "0 = no limit); that file is then an error (exit 3)"},
+     "HDF5: stop the libhdf5 reader process when one answer takes longer than SECONDS "
+     "(0.001 to 86400; default 60, 0 = no limit); that file is then an error (exit 3)"},
     {"help", 'h', NULL, S | I | G | C, set_help, "show this help and exit"},
     {"version", 'V', NULL, S | I | G | C, set_version, "show the version and exit"},
 };
@@ -390,12 +395,19 @@ static const struct {
 } clean_help[] = {
     {"zscore", "outlier step: flag |x - mean| > K*std (ddof=0), K > 0; no outlier step "
                "without --zscore or --mad"},
-    {"max-locations", "report the first N dropped sample indices per tensor (default 5)"},
+    {"max-locations", "report the first N dropped sample indices per tensor (0 to 1000000; "
+                      "default 5)"},
+    {"device", "where the write pass runs (the fit is on the CPU): auto (default: the GPU when a "
+               "usable one exists and the tensors to clean are large enough to repay CUDA's "
+               "start-up, as for scan; else the CPU), cpu, cuda or cuda:N (GPU N; exit 4 "
+               "before anything is written when unusable); the same output bytes on either; "
+               "tensors with missing values or unwritten chunks are cleaned on the CPU"},
     {"report", "also write the change report to FILE (overwritten if it exists): given once, "
                "always JSON (a .xml, .md or .sarif FILE is refused)"},
     {"hdf5-timeout", "HDF5: stop the libhdf5 reader or writer process when one answer takes "
-                     "longer (default 60, 0 = no limit; the writer's copy of the input's "
-                     "structure gets 1 s more per 20 MiB of input): exit 3 or 4"},
+                     "longer than SECONDS (0.001 to 86400; default 60, 0 = no limit; the "
+                     "writer's copy of the input's structure gets 1 s more per 20 MiB of "
+                     "input): exit 3 or 4"},
 };
 
 static const char *help_for(int cmd, size_t i)
@@ -438,17 +450,45 @@ static const cli_option_t *lookup(const char *name, size_t len, char c)
     return NULL;
 }
 
+/* A word of short options, read as getopt(3) reads it (POSIX utility
+ * syntax guidelines 5 and 6): flags may be grouped ("-qV"), and the
+ * first option that takes a value takes the rest of the word ("-oOUT",
+ * "-qoOUT") or, when nothing follows, the next word ("-qo OUT"). An
+ * unknown first letter names the whole word, as before; one after known
+ * flags is named alone. Advances *i past a value taken. 0 or 2. */
+static int parse_short(int argc, char **argv, int *i, cli_opts_t *o)
+{
+    const char *a = argv[*i];
+    int cmd = o->cmd ? o->cmd : CLI_GLOBAL;
+    for (const char *p = a + 1; *p; p++) {
+        const cli_option_t *opt = lookup(NULL, 0, *p);
+        if (!opt || !(opt->cmds & cmd)) {
+            if (p == a + 1 || (unsigned char)*p < '!' || (unsigned char)*p > '~')
+                return cli_usage(o->cmd, "unknown option '%s'", a);
+            return cli_usage(o->cmd, "unknown option '-%c' in '%s'", *p, a);
+        }
+        const char *val = NULL;
+        if (opt->arg && p[1])
+            val = p + 1;
+        else if (opt->arg && *i + 1 < argc)
+            val = argv[++*i];
+        else if (opt->arg)
+            return cli_usage(o->cmd, "--%s needs an argument %s", opt->name, opt->arg);
+        int rc = opt->set(o, val, opt->name);
+        if (rc || opt->arg)
+            return rc;
+    }
+    return 0;
+}
+
 /* One option at argv[*i]; advances *i past its value. 0 or 2. */
 static int parse_one(int argc, char **argv, int *i, cli_opts_t *o)
 {
     const char *a = argv[*i], *eq = NULL, *val = NULL;
-    const cli_option_t *opt;
-    if (a[1] == '-') {
-        eq = strchr(a + 2, '=');
-        opt = lookup(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0);
-    } else {
-        opt = a[2] ? NULL : lookup(NULL, 0, a[1]);
-    }
+    if (a[1] != '-')
+        return parse_short(argc, argv, i, o);
+    eq = strchr(a + 2, '=');
+    const cli_option_t *opt = lookup(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0);
     int cmd = o->cmd ? o->cmd : CLI_GLOBAL;
     if (!opt || !(opt->cmds & cmd))
         return cli_usage(o->cmd, "unknown option '%s'", a);

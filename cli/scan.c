@@ -272,7 +272,11 @@ static void write_outputs(scan_run_t *s)
                      : s->o->json ? na_report_write_json(r, stdout)
                                   : na_report_write_text(r, &to, stdout);
     if (st != NA_OK) {
-        cli_error(NULL, "cannot write the report to standard output: %s", na_status_str(st));
+        /* a failed write leaves stdout's error flag set, and main.c says
+         * "write error on standard output" for it: one line, not two */
+        if (!ferror(stdout))
+            cli_error(NULL, "cannot write the report to standard output: %s",
+                      na_status_str(st));
         s->exit_code = cli_exit_merge(s->exit_code, 4);
     }
 }

@@ -24,6 +24,7 @@
  *    attribute, cast to the dataset's type, becomes a missing value
  *    (na_tensor_t.missing).
  */
+#include "hdf5_msg.h"
 #include "hdf5_proto.h"
 #include "hdf5_types.h"
 
@@ -122,21 +123,26 @@ static void c_die(child_t *c)
 }
 
 /* The innermost description on the HDF5 error stack: the real cause
- * ("required filter 'zstd' is not registered"), not the API wrapper. */
+ * ("required filter 'zstd' is not registered"), not the API wrapper.
+ * Taken whole (a file driver's runs to ~400 bytes), then made one line
+ * of at most NA_H5_CAUSE_MAX bytes (hdf5_msg.c). */
+#define H5_DESC_MAX 2048
 static herr_t err_walk(unsigned n, const H5E_error2_t *e, void *ud)
 {
     char *buf = ud;
+    (void)n;
     if (e->desc != NULL && e->desc[0] != '\0')
-        snprintf(buf, 200, "%s", e->desc);
+        snprintf(buf, H5_DESC_MAX, "%s", e->desc);
     return 0;
 }
 
 static void h5_cause(char *buf, size_t cap)
 {
-    char tmp[200] = "";
+    char tmp[H5_DESC_MAX] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, err_walk, tmp);
     H5Eclear2(H5E_DEFAULT);
-    snprintf(buf, cap, "%s", tmp[0] ? tmp : "unknown libhdf5 error");
+    na_h5_clean_cause(tmp[0] ? tmp : "unknown libhdf5 error", buf,
+                      cap < NA_H5_CAUSE_MAX ? cap : NA_H5_CAUSE_MAX);
 }
 
 /* ---- catalog ---------------------------------------------------------- */

@@ -1156,10 +1156,16 @@ static herr_t write_range(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t
     herr_t r = fs < 0 || ms < 0 ? -1 : na_h5c_select_range(fs, t->ndim, t->shape, a, n);
     if (r >= 0)
         r = H5Dwrite(t->dset, t->memtype, ms, fs, H5P_DEFAULT, buf);
+    /* Every API call clears the error stack on entry: H5Sclose would
+     * drop the cause of a failed write (the caller's w_h5err said
+     * "unknown libhdf5 error" for EFBIG). Keep it across the closes. */
+    hid_t es = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (fs >= 0)
         H5Sclose(fs);
     if (ms >= 0)
         H5Sclose(ms);
+    if (es >= 0)
+        H5Eset_current_stack(es); /* restores it and closes es */
     return r;
 }
 

@@ -50,7 +50,9 @@ typedef struct na_zip_entry {
  * 4.5.3), read by zip.c itself. Errors: NA_E_FORMAT "not a readable zip
  * archive (...)", a zip64 field that lies (past the end of the file,
  * truncated extra field, local and central headers that disagree),
- * overlapping members; NA_E_NOMEM. */
+ * overlapping members, two members with the same name ("zip: duplicate
+ * member name 'NAME' (refused: readers disagree on which copy wins)");
+ * NA_E_NOMEM. */
 na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err);
 size_t na_zip_count(const na_zip_t *z);
 const na_zip_entry_t *na_zip_entry(const na_zip_t *z, size_t i);

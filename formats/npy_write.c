@@ -55,6 +55,8 @@ static const char *npy_kind(na_dtype_t dt)
     }
 }
 
+int na_npy_wdtype_ok(na_dtype_t dt) { return npy_kind(dt) != NULL; }
+
 /* The header dict as np.save writes it: "{'descr': '<f4', 'fortran_order':
  * False, 'shape': (3, 4), }" plus the growth spaces. Returns its length
  * or 0 when it does not fit cap. */

@@ -36,6 +36,12 @@ const na_writer_format_t *na_writer_for(const char *input_format)
     return NULL;
 }
 
+int na_writer_dtype_ok(const char *input_format, na_dtype_t dt)
+{
+    const na_writer_format_t *f = na_writer_for(input_format);
+    return !(f == &na_writer_npy || f == &na_writer_npz) || na_npy_wdtype_ok(dt);
+}
+
 na_status_t na_writer_base_init(na_writer_t *w, int fd, const na_wtensor_t *t, size_t n,
                                 na_err_t *err)
 {

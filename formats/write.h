@@ -85,6 +85,13 @@ extern const na_writer_format_t na_writer_npz;         /* npz_write.c */
  * NULL when clean cannot write that format yet. */
 const na_writer_format_t *na_writer_for(const char *input_format);
 
+/* 1 when the writer for input_format can store dtype dt, so that clean
+ * refuses an --out-dtype it cannot write before any work: .npy and .npz
+ * have no type for BF16 and F8_* (numpy has none; na_npy_wdtype_ok);
+ * safetensors, raw and HDF5 hold every dtype clean writes. 1 as well for
+ * a format without a writer (clean refuses it for that reason). */
+int na_writer_dtype_ok(const char *input_format, na_dtype_t dt);
+
 /* Start tensor i (0, 1, 2, ... in order). */
 na_status_t na_writer_begin(na_writer_t *w, size_t i, na_err_t *err);
 /* Append len bytes to the current tensor. */
@@ -145,6 +152,8 @@ na_status_t na_writer_flush(na_writer_t *w, na_err_t *err);
  * for dtypes numpy lacks (BF16, F8_*); NA_E_INTERNAL when cap is short
  * (NA_NPY_WHEADER_MAX always suffices). */
 #define NA_NPY_WHEADER_MAX (NA_MAX_NDIM * 24 + 256)
+/* 1 when a .npy header can name dtype dt (na_npy_header_build succeeds). */
+int na_npy_wdtype_ok(na_dtype_t dt);
 na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap, size_t *len,
                                 na_err_t *err);
 

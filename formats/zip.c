@@ -28,7 +28,7 @@
 
 #include <errno.h>  /* errno, EINTR */
 #include <stdio.h>  /* snprintf */
-#include <stdlib.h> /* calloc, free, getenv, mkstemp */
+#include <stdlib.h> /* calloc, free, getenv, mkstemp, qsort */
 #include <string.h> /* strcmp, strdup, strerror */
 #include <unistd.h> /* pread, close, dup, unlink, write */
 #include <unzip.h>  /* minizip */
@@ -170,6 +170,7 @@ static na_status_t zfail(const char *what, int code, na_err_t *err)
 #define ZIP_U32_MAX 0xFFFFFFFFu
 #define ZIP_CEN_SIG 0x02014b50u /* APPNOTE 4.3.12 central file header */
 #define ZIP_LOC_SIG 0x04034b50u /* APPNOTE 4.3.7 local file header */
+#define ZIP_EOCD_SIG 0x06054b50u /* APPNOTE 4.3.16 end of central directory */
 
 static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
@@ -408,6 +409,48 @@ static na_status_t check_overlap(uint64_t (*span)[2], size_t n, uint64_t cd, na_
     return NA_OK;
 }
 
+/* 1 when the file is a zip archive with no members: only an end of
+ * central directory record (APPNOTE 4.3.16), at offset 0, for no entries
+ * and a central directory of 0 bytes at offset 0, then its comment to the
+ * end of the file. np.savez() with no arrays writes one (22 bytes).
+ * minizip 1.1 cannot open it: its search for the record never looks at
+ * offset 0 (unz64local_SearchCentralDir), so it is recognised here. */
+static int empty_archive(zio_t *io)
+{
+    uint8_t h[22];
+    if (io->size < sizeof h || zio_pread(io, 0, h, sizeof h) != sizeof h)
+        return 0;
+    return le32(h) == ZIP_EOCD_SIG && le32(h + 4) == 0 && le32(h + 8) == 0 &&
+           le32(h + 12) == 0 && le32(h + 16) == 0 && le16(h + 20) == io->size - sizeof h;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Two members may not share a name: readers disagree on which copy wins
+ * (Python's zipfile, hence np.load, keeps the last; a reader that stops at
+ * the first match keeps the first), so the archive does not say what
+ * "a.npy" holds. Refused as formats/safetensors.c refuses a duplicate
+ * tensor name. Sorted copy of the names: O(n log n) for 10^7 members. */
+static na_status_t check_names(const na_zip_t *z, na_err_t *err)
+{
+    const char **v = malloc((z->n ? z->n : 1) * sizeof *v);
+    if (v == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < z->n; i++)
+        v[i] = z->e[i].name;
+    qsort(v, z->n, sizeof *v, name_cmp);
+    na_status_t st = NA_OK;
+    for (size_t i = 1; i < z->n && st == NA_OK; i++)
+        if (strcmp(v[i - 1], v[i]) == 0)
+            st = na_err_set(err, NA_E_FORMAT, "zip: duplicate member name '%.200s' (refused: "
+                            "readers disagree on which copy wins)", v[i]);
+    free(v);
+    return st;
+}
+
 na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
 {
     *out = NULL;
@@ -422,6 +465,8 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     zlib_filefunc64_def ff = {zio_open, zio_read, zio_write, zio_tell, zio_seek,
                               zio_close, zio_error, &z->io};
     z->uf = unzOpen2_64("", &ff);
+    if (z->uf == NULL && empty_archive(&z->io))
+        return NA_OK; /* no members: nothing for minizip to read */
     if (z->uf == NULL)
         return na_err_set(err, NA_E_FORMAT, "not a readable zip archive (no valid end of "
                           "central directory record)");
@@ -461,6 +506,8 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     }
     if (st == NA_OK && n > 0)
         st = check_overlap(span, n, z->pos[0].pos_in_zip_directory, err);
+    if (st == NA_OK)
+        st = check_names(z, err);
     free(nbuf);
     free(xbuf);
     free(span);
@@ -791,7 +838,10 @@ na_kind_of_file_t na_zip_classify(const na_zip_t *z)
     }
     if (pkl == 1)
         return NA_FILE_TORCH;
-    if (z->n > 0 && npy == z->n)
+    /* n == 0 too: np.savez() with no arrays writes an archive with no
+     * members, which np.load reads as an .npz whose .files is [] (no
+     * torch.save archive is empty: it always holds DIR/data.pkl). */
+    if (npy == z->n)
         return NA_FILE_NPZ;
     return NA_FILE_ZIP;
 }

@@ -73,6 +73,11 @@ typedef struct gscan {
 
 int na_cuda_built(void) { return 1; }
 
+int na_cuda_ordinal(const na_backend_t *b)
+{
+    return ((const gctx_t *)b->self)->dev;
+}
+
 static na_status_t cuda_fail(na_err_t *err, const char *what, cudaError_t e, const char *tname)
 {
     return na_err_set(err, NA_E_INTERNAL, "%s: CUDA error in %s: %s", tname, what,
@@ -144,6 +149,11 @@ static void par_copy(unsigned char *dst, const unsigned char *src, size_t n, int
         size_t off = (size_t)c * chunk, len = n - off < chunk ? n - off : chunk;
         memcpy(dst + off, src + off, len);
     }
+}
+
+void na_cuda_copy(unsigned char *dst, const unsigned char *src, size_t n, int threads)
+{
+    par_copy(dst, src, n, threads);
 }
 
 static na_status_t read_window(gscan_t *s, uint64_t e0, size_t n, gbuf_t *b, na_err_t *err)
@@ -307,6 +317,12 @@ static na_status_t describe(gscan_t *s, na_err_t *err)
                                cudaMemcpyHostToDevice);
     if (e == cudaSuccess)
         e = cudaMemcpy(g->lut_cls, s->k.lut_cls, sizeof s->k.lut_cls, cudaMemcpyHostToDevice);
+    /* A copy from pageable memory may still be on its way to the device
+     * when cudaMemcpy returns, and the windows' streams are non-blocking:
+     * they would not wait for it (CUDA Runtime API, "API synchronization
+     * behavior"). */
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
     if (e != cudaSuccess)
         return cuda_fail(err, "table upload", e, t->name);
     d->lut_val = g->lut_val;

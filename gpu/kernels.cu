@@ -25,6 +25,7 @@
  */
 #include "na_cuda.h"
 #include "decode.h"
+#include "gstats.cuh" /* P1, P1Sum, na_g_block_stats */
 
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime.h>
@@ -99,28 +100,6 @@ __device__ __forceinline__ void decode(const na_gdesc_t &d, const unsigned char 
     }
 }
 
-struct P1 {
-    unsigned nan, pinf, ninf, zero, sub, fin;
-    double mn, mx, sum;
-};
-
-struct P1Sum {
-    __device__ __forceinline__ P1 operator()(const P1 &a, const P1 &b) const
-    {
-        P1 r;
-        r.nan = a.nan + b.nan;
-        r.pinf = a.pinf + b.pinf;
-        r.ninf = a.ninf + b.ninf;
-        r.zero = a.zero + b.zero;
-        r.sub = a.sub + b.sub;
-        r.fin = a.fin + b.fin;
-        r.mn = b.mn < a.mn ? b.mn : a.mn;
-        r.mx = b.mx > a.mx ? b.mx : a.mx;
-        r.sum = a.sum + b.sum;
-        return r;
-    }
-};
-
 template <int K>
 __global__ void __launch_bounds__(kThreads)
 pass1_kernel(na_gdesc_t d, const unsigned char *data, size_t n, size_t block, na_stats_t *out)
@@ -168,29 +147,8 @@ pass1_kernel(na_gdesc_t d, const unsigned char *data, size_t n, size_t block, na
         m2 += dv * dv;
     }
     double m2s = BRd(tmp.d).Sum(m2);
-    if (threadIdx.x != 0)
-        return;
-    double qnan = __longlong_as_double(0x7ff8000000000000ll);
-    na_stats_t s;
-    s.elements = bn;
-    s.nan = r.nan;
-    s.pos_inf = r.pinf;
-    s.neg_inf = r.ninf;
-    s.zeros = r.zero;
-    s.subnormal = r.sub;
-    s.finite = r.fin;
-    s.missing = 0; /* tensors with missing values are scanned on the CPU */
-    if (r.fin) {
-        s.min = r.mn;
-        s.max = r.mx;
-        s.abs_max = fabs(r.mn) > fabs(r.mx) ? fabs(r.mn) : fabs(r.mx);
-        s.mean = mean;
-        s.m2 = m2s;
-    } else { /* as na_stats_init: no finite value, value statistics NaN */
-        s.min = s.max = s.abs_max = s.mean = qnan;
-        s.m2 = 0.0;
-    }
-    out[j] = s;
+    if (threadIdx.x == 0) /* tensors with missing values are scanned on the CPU */
+        out[j] = na_g_block_stats(r, bn, mean, m2s);
 }
 
 template <int K>
@@ -450,28 +408,8 @@ pass1_fast(na_gdesc_t d, const unsigned char *data, size_t n, size_t block, na_s
     double mean = s_mean;
     double m2 = special ? acc2<K, true>(raw, bn, mean) : acc2<K, false>(raw, bn, mean);
     double m2s = BRd(tmp.d).Sum(m2);
-    if (threadIdx.x != 0)
-        return;
-    na_stats_t s;
-    s.elements = bn;
-    s.nan = r.nan;
-    s.pos_inf = r.pinf;
-    s.neg_inf = r.ninf;
-    s.zeros = r.zero;
-    s.subnormal = r.sub;
-    s.finite = r.fin;
-    s.missing = 0; /* tensors with missing values are scanned on the CPU */
-    if (r.fin) {
-        s.min = r.mn;
-        s.max = r.mx;
-        s.abs_max = fabs(r.mn) > fabs(r.mx) ? fabs(r.mn) : fabs(r.mx);
-        s.mean = mean;
-        s.m2 = m2s;
-    } else { /* as na_stats_init: no finite value, value statistics NaN */
-        s.min = s.max = s.abs_max = s.mean = __longlong_as_double(0x7ff8000000000000ll);
-        s.m2 = 0.0;
-    }
-    out[j] = s;
+    if (threadIdx.x == 0) /* tensors with missing values are scanned on the CPU */
+        out[j] = na_g_block_stats(r, bn, mean, m2s);
 }
 
 template <int K>

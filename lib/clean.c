@@ -22,6 +22,7 @@
  * pass per digit, driven from here), shared with `scan --mad`.
  */
 #include "clean.h"
+#include "clean_elem.h" /* the per-element steps, shared with gpu/ */
 #include "decode.h" /* na_f16_to_f32, na_bf16_to_f32 */
 
 #include <float.h>  /* DBL_MAX, FLT_MAX */
@@ -67,6 +68,9 @@ static void feat_init(na_clean_feat_t *f)
  * for: 1 Mi covers (0, 3, 512, 512) image batches (~420 MiB during its
  * fit, na_clean_prepare). */
 #define NA_CLEAN_MAX_EMPTY_WIDTH (1ull << 20)
+/* The most samples a tensor of empty samples ((N, 0)) keeps drop states
+ * for: 2^30 (256 MiB of them). A header alone can declare (2^62, 0). */
+#define NA_CLEAN_MAX_EMPTY_ROWS (1ull << 30)
 
 na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err)
@@ -105,7 +109,18 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
         ct->rows = t->elements; /* weights: one "row" per element */
     }
     if (t->elements == 0) {
-        ct->rows = 0; /* (5, 0): nothing to read; the shape is kept */
+        /* Nothing to read. Samples of width 0, (5, 0), are still 5
+         * samples: beside a (5, 3) dataset they share its sample axis
+         * (--together, the misalignment check) and lose the same rows,
+         * giving (k, 0) (issue 4); the passes read nothing (run_pass). */
+        if (!o->samples || t->ndim < 1 || w != 0)
+            ct->rows = 0;
+        else if (ct->rows > NA_CLEAN_MAX_EMPTY_ROWS)
+            return na_err_set(err, NA_E_UNSUPPORTED,
+                              "%s: no data and %llu samples, more than clean keeps sample "
+                              "states for without data (%llu)",
+                              t->name, (unsigned long long)ct->rows,
+                              (unsigned long long)NA_CLEAN_MAX_EMPTY_ROWS);
         if (w > NA_CLEAN_MAX_EMPTY_WIDTH)
             return na_err_set(err, NA_E_UNSUPPORTED,
                               "%s: no data and %llu elements per sample, more features than "
@@ -335,35 +350,11 @@ static void blank_rows(const na_clean_tensor_t *ct, double *b, uint64_t r0, uint
     }
 }
 
-/* Step 1 on one value; *replaced is set when a non-finite value was
- * replaced. A passthrough feature has only non-finite values and keeps
- * them, so it stays out of every later statistic. */
-static inline double step1(const na_clean_opts_t *o, const na_clean_feat_t *F, double x, int miss,
-                           int *replaced)
-{
-    if (isfinite(x) || F->passthrough || (miss && na_clean_is_missing(x)))
-        return x; /* missing data is left alone */
-    if (o->nonfinite == NA_NF_ZERO || o->nonfinite == NA_NF_MEAN || o->nonfinite == NA_NF_VALUE) {
-        *replaced = 1;
-        return F->nf_fill;
-    }
-    return x;
-}
+/* The steps on one value (step 1, the outlier test, step 2's action,
+ * step 3) and the rounding to the output dtype are na_ce_* in
+ * lib/clean_elem.h, which the GPU's write pass compiles too. */
 
-/* 1 when finite v is an outlier under the step-2 parameters of F. */
-static inline int is_outlier(const na_clean_opts_t *o, const na_clean_feat_t *F, double v)
-{
-    if (o->method == NA_OM_ZSCORE)
-        return F->scale > 0 && fabs(v - F->center) > o->k * F->scale;
-    if (o->method == NA_OM_MAD)
-        return na_mad_is_outlier(v, F->center, F->scale, F->meanad, o->k);
-    return 0;
-}
-
-typedef struct counts {
-    uint64_t replaced_nf, replaced_out, clipped, nanned, flagged, overflow, collisions;
-    uint64_t unrep; /* NaN/Inf bound for an integer out_dtype (na_clean_emit refuses) */
-} counts_t;
+typedef na_clean_counts_t counts_t; /* clean.h */
 
 /* Apply step 1 to the chunk (rows r0..r0+nr-1) in place. Rows gone
  * before step 1 (states 1 and NA_CLEAN_ROW_JOINT, blanked to NaN) stay
@@ -381,7 +372,7 @@ static void apply_step1(const na_clean_opts_t *o, const na_clean_tensor_t *ct, d
         for (uint64_t j = 0; j < ct->width && !(na_clean_row(ct, r0 + r) & 1); j++) {
             double *x = &b[r * ct->width + j];
             int rep = 0;
-            *x = step1(o, feat_of(ct, j), *x, ct->n_missing, &rep);
+            *x = na_ce_step1(o, feat_of(ct, j), *x, ct->n_missing, &rep);
             replaced += (uint64_t)(rep && !na_clean_row(ct, r0 + r));
         }
     if (c)
@@ -408,28 +399,13 @@ static inline void step2_row(const na_clean_opts_t *o, na_clean_tensor_t *ct, do
 {
     int row_flag = 0;
     for (uint64_t j = 0; j < ct->width; j++) {
-        const na_clean_feat_t *F = feat_of(ct, j);
-        double v = row[j];
-        if (!isfinite(v) || F->passthrough || !is_outlier(o, F, v))
+        if (!na_ce_step2(o, feat_of(ct, j), row[j], &row[j]))
             continue;
         row_flag = 1;
         k[1]++;
-        switch (o->action) {
-        case NA_OA_CLIP:
-            row[j] = v < F->center ? F->lo_bound : F->hi_bound;
-            k[2]++;
-            break;
-        case NA_OA_NAN:
-            row[j] = NAN;
-            k[3]++;
-            break;
-        case NA_OA_MEAN:
-            row[j] = F->fill2;
-            k[4]++;
-            break;
-        default:
-            break;
-        }
+        k[2] += o->action == NA_OA_CLIP;
+        k[3] += o->action == NA_OA_NAN;
+        k[4] += o->action == NA_OA_MEAN;
     }
     if (row_flag && o->action == NA_OA_DROP) {
         k[0]++;
@@ -493,34 +469,6 @@ static uint64_t apply_step2(const na_clean_opts_t *o, na_clean_tensor_t *ct, dou
     free(pc);
     const uint64_t k[5] = {newly, flagged, clipped, nanned, repl};
     return step2_counts(k, c);
-}
-
-static inline double step3(const na_clean_opts_t *o, const na_clean_feat_t *F, double v)
-{
-    if (!isfinite(v) || F->passthrough)
-        return v;
-    if (o->normalize == NA_NORM_MINMAX) {
-        if (F->n_max == F->n_min)
-            return o->lo;
-        /* The quotient first, as the issue's numpy reference computes it:
-         * (x - min) / (max - min), then scaled to LO:HI (exact for 0:1).
-         * When max - min overflows (values beyond +-DBL_MAX/2) that would
-         * be x/Inf = 0 or Inf/Inf = NaN: then the same quotient on halves,
-         * exact scalings by 2 that cannot overflow (issue 4: never NaN or
-         * Inf); likewise for an HI - LO that overflows. */
-        double d = F->n_max - F->n_min;
-        double q = isfinite(d) ? (v - F->n_min) / d
-                               : (v / 2 - F->n_min / 2) / (F->n_max / 2 - F->n_min / 2);
-        if (o->lo == 0.0 && o->hi == 1.0)
-            return q;
-        if (isfinite(o->hi - o->lo))
-            return o->lo + q * (o->hi - o->lo);
-        double h = q * (o->hi / 2 - o->lo / 2);
-        return fmin(fmax((o->lo + h) + h, o->lo), o->hi);
-    }
-    if (o->normalize == NA_NORM_ZSCORE)
-        return F->n_std == 0.0 ? 0.0 : (v - F->n_mean) / F->n_std;
-    return v;
 }
 
 /* ------------------------------------------------------------------ */
@@ -788,6 +736,10 @@ static na_status_t run_pass(const na_tensor_t *t, const na_clean_opts_t *o, na_c
                             int blank, chunk_fn fn, void *ctx, na_err_t *err)
 {
     chunker_t c;
+    if (t->elements == 0) { /* (5, 0): samples without values, nothing to read */
+        ct->passes++;
+        return NA_OK;
+    }
     na_status_t st = chunker_init(&c, t, ct, o, err);
     if (st != NA_OK)
         return st;
@@ -1007,6 +959,10 @@ static na_status_t run_pass_w(const na_tensor_t *t, const na_clean_opts_t *o,
                               na_clean_tensor_t *ct, int blank, chunk_fn fn,
                               const tile_ops_t *ops, void *ctx, na_err_t *err)
 {
+    if (t->elements == 0) { /* (5, 0): samples without values, nothing to read */
+        ct->passes++;
+        return NA_OK;
+    }
     if (ct->width == 1)
         return run_tiles(t, o, ct, ops, ctx, err);
     return run_pass(t, o, ct, blank, fn, ctx, err);
@@ -1024,6 +980,7 @@ typedef struct fit {
     int mark_nf;              /* mark rows with a non-finite value (step-1 drop) */
     int want_s1;              /* accumulate s1 over the rows kept so far */
     uint64_t joint;           /* rows marked NA_CLEAN_ROW_JOINT by the caller */
+    int empty;                /* no values: (5, 0), whose passes read nothing */
     /* radix selection (--mad, median.h) */
     int mad_stage;            /* 0 median of values, 1 MAD of |v - median| */
     na_med_t med;
@@ -1099,7 +1056,7 @@ static void step2_w1(const na_clean_opts_t *o, na_clean_tensor_t *ct, double *x,
         return;
     }
     if (F->passthrough || !(F->scale > 0))
-        return; /* is_outlier is 0 for every value */
+        return; /* na_ce_is_outlier is 0 for every value */
     double ctr = F->center, ks = o->k * F->scale;
     uint64_t k[5] = {0, 0, 0, 0, 0};
     const v4d_t vbig = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
@@ -1117,7 +1074,7 @@ static void step2_w1(const na_clean_opts_t *o, na_clean_tensor_t *ct, double *x,
         for (; i < len; i++)
             hit |= fabs(x[i0 + i] - ctr) > ks && fabs(x[i0 + i]) <= DBL_MAX;
         /* apply_step2's rows, here on this thread (no nested region),
-         * for the values that pass is_outlier's test */
+         * for the values that pass na_ce_is_outlier's test */
         for (i = 0; hit && i < len; i++) {
             double v = x[i0 + i];
             if (fabs(v - ctr) > ks && fabs(v) <= DBL_MAX && !na_clean_row(ct, r0 + i0 + i))
@@ -1328,7 +1285,7 @@ static void fit_free(fit_t *F)
 static void fit_joint_fix(fit_t *F)
 {
     na_clean_tensor_t *ct = F->ct;
-    uint64_t per = F->joint * (ct->nfeat == 1 ? ct->width : 1);
+    uint64_t per = F->empty ? 0 : F->joint * (ct->nfeat == 1 ? ct->width : 1);
     for (uint64_t f = 0; f < ct->nfeat && per; f++) {
         F->s0[f].nan -= per;
         F->s0[f].elements -= per;
@@ -1379,7 +1336,7 @@ static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
  * more) the std Inf - as numpy's float64 mean and std do. Used anyway,
  * z-scores would come out all 0 or NaN and no outlier would be flagged,
  * silently (issue 4); min and max never overflow, and minmax has its
- * overflow-safe form (step3). Features without finite values at a step
+ * overflow-safe form (na_ce_step3). Features without finite values at a step
  * have nothing it could scale and are skipped. */
 static const char *fit_overflowed(const fit_t *F, uint64_t f)
 {
@@ -1418,12 +1375,83 @@ static na_status_t fit_check_finite(const na_tensor_t *t, const fit_t *F, na_err
         const char *what = fit_overflowed(F, f);
         if (what)
             return na_err_set(err, NA_E_UNSUPPORTED,
-                              "%s: feature %llu: the %s overflows a double, as numpy's does "
-                              "(values near 1.8e308, or spread by 1e154 or more); --exclude '%s' "
+                              "%s: feature %llu: the %s " NA_OVERFLOW_WHY "; --exclude '%s' "
                               "copies the tensor unchanged",
                               t->name, (unsigned long long)f, what, t->name);
     }
     return NA_OK;
+}
+
+static inline uint64_t nonfinite_of(const na_stats_t *s)
+{
+    return s->nan + s->pos_inf + s->neg_inf;
+}
+
+/* ct->unrep (clean.h): the NaN and +-Inf values the write pass will hand
+ * to an integer out_dtype, from statistics the fit already has, so that
+ * the refusal comes before anything is written (issue 4). Rows dropped
+ * are NaN in s1 and s2 (blanked; at width 1 a row dropped in step 1
+ * keeps its own NaN or Inf), one value per element, so the kept rows
+ * hold the non-finite values of those statistics less `width` per
+ * dropped row:
+ *  - s2, when pass C ran: after step 2, so keep's NaN/Inf in rows step 2
+ *    did not drop, those of features passed through, the NaN of
+ *    --outliers nan. Without markers a NaN with a stand-in's bits (only
+ *    an F64 input has one) is a NaN: block_stats counts it in `missing`
+ *    (s0 and s1 get it back among the NaN in fit_fold);
+ *  - s1 with --nonfinite drop and no pass C (then step 2 drops nothing
+ *    and makes no NaN: clip and mean with fitted parameters);
+ *  - otherwise no row is dropped but a --together partner's, which s0
+ *    leaves out (fit_joint_fix): the NaN/Inf of s0 in the features step 1
+ *    leaves alone (keep, passed through, a non-finite fill from a file).
+ * Step 3 maps finite values to finite ones with fitted parameters (their
+ * overflows are refused by fit_check_finite; minmax has its halved form);
+ * it is monotonic, so it does for every value when it does for the least
+ * and the greatest after step 2. When it does not (parameters from
+ * --apply-params), unrep_known is 0 and na_clean_check_out counts. */
+static void fit_unrep(const fit_t *F, int have_s2)
+{
+    na_clean_tensor_t *ct = F->ct;
+    const na_clean_opts_t *o = F->o;
+    int fill = o->nonfinite == NA_NF_ZERO || o->nonfinite == NA_NF_MEAN ||
+               o->nonfinite == NA_NF_VALUE;
+    uint64_t nonfin = 0, gone = 0;
+    ct->unrep = 0;
+    ct->unrep_known = 1;
+    if (na_dtype_is_float(ct->out_dtype) || F->empty)
+        return; /* it holds NaN and Inf, or nothing is written */
+    for (uint64_t f = 0; f < ct->nfeat; f++) {
+        const na_clean_feat_t *c = &ct->feat[f];
+        if (have_s2)
+            nonfin += nonfinite_of(&F->s2[f]) + (ct->n_missing ? 0 : F->s2[f].missing);
+        else if (o->nonfinite == NA_NF_DROP)
+            nonfin += nonfinite_of(&F->s1[f]);
+        else if (c->passthrough || !fill || !isfinite(c->nf_fill))
+            nonfin += nonfinite_of(&F->s0[f]);
+    }
+    if (have_s2)
+        gone = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
+    else if (o->nonfinite == NA_NF_DROP)
+        gone = ct->dropped_nf + ct->dropped_joint;
+    gone *= ct->width;
+    if (nonfin < gone) { /* never: the rules above are wrong, let a pass count */
+        ct->unrep_known = 0;
+        return;
+    }
+    ct->unrep = nonfin - gone;
+    if (o->normalize == NA_NORM_NONE)
+        return;
+    /* s2 is s1 without an outlier step (na_clean_fit) */
+    const na_stats_t *s = have_s2 || o->method == NA_OM_NONE ? F->s2 : NULL;
+    for (uint64_t f = 0; f < ct->nfeat; f++) {
+        const na_clean_feat_t *c = &ct->feat[f];
+        if (c->passthrough || (s && s[f].finite == 0))
+            continue;
+        if (!s || !isfinite(na_ce_step3(o, c, s[f].min)) || !isfinite(na_ce_step3(o, c, s[f].max))) {
+            ct->unrep_known = 0;
+            return;
+        }
+    }
 }
 
 na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
@@ -1433,6 +1461,7 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     memset(&F, 0, sizeof F);
     F.o = o;
     F.ct = ct;
+    F.empty = t->elements == 0;
     uint64_t nf = ct->nfeat;
     F.s0 = malloc((size_t)nf * sizeof *F.s0);
     F.s1 = malloc((size_t)nf * sizeof *F.s1);
@@ -1506,6 +1535,7 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     if (!nf_drop)
         s1_analytic(&F);
     int need_stats = !ct->fixed;
+    int have_s2 = 0; /* s2 from pass C */
     /* Step 2 parameters. */
     if (o->method != NA_OM_NONE) {
         if (need_stats && o->method == NA_OM_ZSCORE) {
@@ -1526,9 +1556,15 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
                 ct->feat[f].fill2 = F.s1[f].mean;
         /* Pass C: flags, drops and the statistics after step 2. Without
          * drops and without normalization the pass is only needed for
-         * the drop marks, which are none: skip it. */
-        if (o->action == NA_OA_DROP || (need_stats && o->normalize != NA_NORM_NONE)) {
-            if (!need_stats || o->normalize == NA_NORM_NONE) {
+         * the drop marks, which are none: skip it. An integer out_dtype
+         * needs s2 for fit_unrep whenever step 2 can make a NaN (nan, or
+         * parameters from a file), and runs it then. */
+        int int_out = !na_dtype_is_float(ct->out_dtype);
+        if (o->action == NA_OA_DROP || (need_stats && o->normalize != NA_NORM_NONE) ||
+            (int_out && (o->action == NA_OA_NAN || ct->fixed))) {
+            have_s2 = 1;
+            if (!int_out && (!need_stats || o->normalize == NA_NORM_NONE)) {
+                have_s2 = 0;
                 na_stats_t *keep = F.s2;
                 F.s2 = NULL;
                 st = run_pass_w(t, o, ct, 1, pass_s2, &TILE_C, &F, err);
@@ -1563,6 +1599,7 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     if (st != NA_OK)
         goto out;
     record_drops(o, ct);
+    fit_unrep(&F, have_s2);
 out:
     fit_free(&F);
     return st;
@@ -1588,31 +1625,11 @@ typedef struct emit {
     void *ud;
 } emit_t;
 
-/* 1 when v, about to be written to an integer dtype (int_out), is NaN or
- * +-Inf: integers have neither, so it would come back as 0 or a bound -
- * a value the input did not have (issue 4). A missing-value stand-in is
- * not: it writes its marker. */
-static inline int unrepresentable(int int_out, double v)
-{
-    return int_out && !isfinite(v) && !na_clean_is_missing(v);
-}
-
 /* Round v to the output dtype at p and return the value read back. */
 static inline double put_out(na_dtype_t dt, double v, uint8_t *p, uint64_t *over)
 {
-    if (dt == NA_DT_F32) {
-        float f = (float)v;
-        memcpy(p, &f, 4);
-        *over += isinf(f) && isfinite(v);
-        return f;
-    }
-    if (dt == NA_DT_F64) {
-        memcpy(p, &v, 8);
-        return v;
-    }
     double back;
-    *over += (uint64_t)na_clean_encode(dt, v, p);
-    (void)na_decode1(dt, NA_LITTLE, p, &back);
+    *over += (uint64_t)na_ce_put(dt, v, p, &back);
     return back;
 }
 
@@ -1661,8 +1678,8 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
             continue;
         uint64_t q = E->pos[r] * w;
         for (uint64_t j = 0; j < w; j++) {
-            double v = step3(o, feat_of(ct, j), b[r * w + j]);
-            bad += (uint64_t)unrepresentable(int_out, v);
+            double v = na_ce_step3(o, feat_of(ct, j), b[r * w + j]);
+            bad += (uint64_t)na_ce_unrepresentable(int_out, v);
             uint8_t *p = E->out + (q + j) * E->osize;
             E->back[q + j] = ct->n_missing ? put_miss(ct, dt, v, p, &over, &coll)
                                            : put_out(dt, v, p, &over);
@@ -1687,7 +1704,7 @@ static void tile_w_count(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_
 
 /* Step 3 as y = (v - a) / s, then lo + y * (hi - lo) when scaled: 1 when
  * feature F takes that form (not constant, not passed through), which
- * gives step3()'s value also for NaN and +-Inf (s > 0, hi > lo). */
+ * gives na_ce_step3()'s value also for NaN and +-Inf (s > 0, hi > lo). */
 static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, double *a, double *s,
                         int *scaled)
 {
@@ -1698,7 +1715,7 @@ static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, doub
         *a = F->n_min;
         *s = F->n_max - F->n_min;
         *scaled = !(o->lo == 0.0 && o->hi == 1.0);
-        /* an overflowing max - min or HI - LO: step3()'s halved form */
+        /* an overflowing max - min or HI - LO: na_ce_step3()'s halved form */
         return *s > 0 && isfinite(*s) && isfinite(o->hi - o->lo);
     }
     if (o->normalize == NA_NORM_ZSCORE && F->n_std != 0.0) {
@@ -1713,7 +1730,7 @@ static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, doub
  * the block's place, and the statistics of the values written (part[0];
  * blocks of the kept values of BLOCK input rows). F32 output of a linear
  * step 3 (the common case) converts each run of kept rows in a loop that
- * vectorises; the rest goes value by value through step3 and put_out. */
+ * vectorises; the rest goes value by value through na_ce_step3 and put_out. */
 NA_CLEAN_CLONES
 static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
 {
@@ -1767,9 +1784,9 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
         for (uint64_t i = 0; i < n; i++) {
             if (rs[i])
                 continue;
-            double v = step3(o, F, x[i]);
+            double v = na_ce_step3(o, F, x[i]);
             uint8_t *p = out + q * E->osize;
-            c->unrep += (uint64_t)unrepresentable(int_out, v);
+            c->unrep += (uint64_t)na_ce_unrepresentable(int_out, v);
             back[q++] = ct->n_missing ? put_miss(ct, dt, v, p, &over, &c->collisions)
                                       : put_out(dt, v, p, &over);
         }
@@ -1782,16 +1799,8 @@ static na_status_t tile_w_end(tiles_t *T, na_err_t *err)
 {
     emit_t *E = T->ctx;
     for (uint64_t k = 0; k < T->nb; k++) {
-        const counts_t *c = &T->cnt[k];
         na_stats_merge(&E->ct->after, &T->part[0][k]);
-        E->c.replaced_nf += c->replaced_nf;
-        E->c.replaced_out += c->replaced_out;
-        E->c.clipped += c->clipped;
-        E->c.nanned += c->nanned;
-        E->c.flagged += c->flagged;
-        E->c.overflow += c->overflow;
-        E->c.collisions += c->collisions;
-        E->c.unrep += c->unrep;
+        na_clean_counts_add(&E->c, &T->cnt[k]);
     }
     /* The write goes to tile_w_io, which overlaps the next chunk (its
      * blocks go to the other buffer). */
@@ -1835,37 +1844,41 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
         st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for the output buffer", t->name);
     else
         st = run_pass_w(t, o, ct, 3, pass_emit, &TILE_W, &E, err);
-    ct->replaced_nf = E.c.replaced_nf;
-    ct->replaced_out = E.c.replaced_out;
-    ct->clipped = E.c.clipped;
-    ct->nanned = E.c.nanned;
-    ct->flagged = E.c.flagged + ct->dropped_out;
-    /* na_clean_encode counts a NaN or +-Inf bound for an integer as one
-     * overflow; it is counted in unrep instead (the refusal below). */
-    ct->overflow = E.c.overflow - E.c.unrep;
-    ct->collisions = E.c.collisions;
-    fold_missing(ct, &ct->after, 1);
     free(E.outs[0]);
     free(E.outs[1]);
     free(E.back);
     free(E.pos);
-    /* Counted over the whole pass (the caller discards what the sink got),
-     * so that the message gives the full count, in a dry run as in a
-     * real one. */
-    /* A feature without finite values keeps its NaN whatever the steps
-     * say: then only a float dtype or --exclude helps. */
-    if (st == NA_OK && E.c.unrep) {
-        char why[96];
-        snprintf(why, sizeof why, "%llu feature(s) have no finite value and keep theirs through "
-                 "every step: ", (unsigned long long)ct->passthrough);
-        st = na_err_set(err, NA_E_USAGE,
-                        "%s: %llu NaN/Inf value(s) would be written as %s, which has no NaN or "
-                        "Inf; %suse %sa float --out-dtype, or --exclude '%s'",
-                        t->name, (unsigned long long)E.c.unrep, na_dtype_name(ct->out_dtype),
-                        ct->passthrough ? why : "",
-                        ct->passthrough ? "" : "--nonfinite zero|mean|value=X|drop, "
-                                                "--outliers clip|mean|drop, ",
-                        t->name);
+    return na_clean_emit_finish(t, ct, &E.c, st, err);
+}
+
+na_status_t na_clean_emit_finish(const na_tensor_t *t, na_clean_tensor_t *ct,
+                                 const na_clean_counts_t *c, na_status_t st, na_err_t *err)
+{
+    ct->replaced_nf = c->replaced_nf;
+    ct->replaced_out = c->replaced_out;
+    ct->clipped = c->clipped;
+    ct->nanned = c->nanned;
+    ct->flagged = c->flagged + ct->dropped_out;
+    /* na_clean_encode counts a NaN or +-Inf bound for an integer as one
+     * overflow; it is counted in unrep instead (the refusal below). */
+    ct->overflow = c->overflow - c->unrep;
+    ct->collisions = c->collisions;
+    fold_missing(ct, &ct->after, 1);
+    /* The count is over the whole pass (the caller discards what the sink
+     * got). The refusal is na_clean_check_out's, made before the pass from
+     * the fit's prediction (ct->unrep); here it is a check of that
+     * prediction, or the count itself when there was none. */
+    if (st == NA_OK && ct->unrep_known && c->unrep != ct->unrep)
+        return na_err_set(err, NA_E_INTERNAL,
+                          "%s: the write pass made %llu NaN/Inf value(s) for %s where the fit "
+                          "predicted %llu (a bug in nanaudit; please report it)",
+                          t->name, (unsigned long long)c->unrep, na_dtype_name(ct->out_dtype),
+                          (unsigned long long)ct->unrep);
+    if (st == NA_OK && !ct->unrep_known) {
+        ct->unrep = c->unrep;
+        ct->unrep_known = 1;
     }
+    if (st == NA_OK && c->unrep)
+        st = na_clean_unrep_error(t, ct, c->unrep, err);
     return st;
 }

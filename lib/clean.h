@@ -168,6 +168,13 @@ typedef struct na_clean_tensor {
     uint64_t out_bytes;    /* bytes written by na_clean_emit */
     int ndim;
     uint64_t out_shape[NA_MAX_NDIM];
+    /* The NaN and +-Inf values (missing-value stand-ins aside) the write
+     * pass will hand to an integer out_dtype, which has neither: predicted
+     * by na_clean_fit from its statistics, so that na_clean_check_out can
+     * refuse before anything is written. unrep_known 0: not predictable
+     * (na_clean_check_out then counts them with a write pass). */
+    uint64_t unrep;
+    int unrep_known;
 } na_clean_tensor_t;
 
 /* The NaN payloads that stand for missing[0] and missing[1] while a
@@ -176,8 +183,9 @@ typedef struct na_clean_tensor {
  * mantissa bits). */
 #define NA_CLEAN_MISS_BITS 0x7FF80000000A11A0ull
 
-/* 1 when v is a missing-value stand-in (either marker). */
-static inline int na_clean_is_missing(double v)
+/* 1 when v is a missing-value stand-in (either marker). NA_HD
+ * (decode.h, through median.h): also compiled for the GPU. */
+NA_HD int na_clean_is_missing(double v)
 {
     uint64_t b;
     memcpy(&b, &v, 8);
@@ -212,8 +220,12 @@ static inline void na_clean_row_set(na_clean_tensor_t *ct, uint64_t r, unsigned 
 
 /* Layout, dtype and memory for t under o: fills rows/width/nfeat,
  * out_dtype, out_shape (rows not yet reduced) and allocates feat and
- * row_state. NA_E_UNSUPPORTED for a dtype that clean cannot write back
- * (F8_*, C64 parts, F80, sub-byte types), NA_E_NOMEM. */
+ * row_state. Samples of width 0, shape (N, 0), are N rows (width 1 for
+ * the passes, which read nothing), so that --together partners and the
+ * misalignment check see them and out_shape becomes (k, 0).
+ * NA_E_UNSUPPORTED for a dtype that clean cannot write back (F8_*, C64
+ * parts, F80, sub-byte types), for more than 2^20 features or 2^30 such
+ * samples without data (a header alone can declare them), NA_E_NOMEM. */
 na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err);
 
@@ -226,6 +238,24 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
  * feature and the statistic; issue 4). */
 na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o,
                          na_clean_tensor_t *ct, na_err_t *err);
+
+/* After na_clean_fit (and any --together refit): NA_E_USAGE when the
+ * write pass would hand NaN or +-Inf to an integer out_dtype, which has
+ * neither (issue 4: they would come back as 0 or a bound, values the input
+ * did not have), with the message na_clean_emit would give - the file,
+ * the tensor, their exact count, the dtype and what to use instead - and
+ * before any byte is written, so that a real run creates no temporary
+ * file and --dry-run refuses alike. The count is ct->unrep (na_clean_fit);
+ * when the fit could not predict it (--apply-params whose step-3
+ * parameters map a value beyond a double), one write pass into nothing
+ * counts it. NA_OK for a float out_dtype. Errors: those of the source. */
+na_status_t na_clean_check_out(const na_tensor_t *t, const na_clean_opts_t *o,
+                               na_clean_tensor_t *ct, na_err_t *err);
+
+/* The refusal of na_clean_check_out and na_clean_emit: NA_E_USAGE, err =
+ * "NAME: N NaN/Inf value(s) would be written as DTYPE, ...; HINT". */
+na_status_t na_clean_unrep_error(const na_tensor_t *t, const na_clean_tensor_t *ct, uint64_t n,
+                                 na_err_t *err);
 
 /* Sink for cleaned bytes, in order; returns NA_OK or an error (with err). */
 typedef na_status_t (*na_clean_sink_fn)(void *ud, const void *buf, size_t len, na_err_t *err);
@@ -240,6 +270,32 @@ typedef na_status_t (*na_clean_sink_fn)(void *ud, const void *buf, size_t len, n
 na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o,
                           na_clean_tensor_t *ct, na_clean_sink_fn sink, void *ud,
                           na_err_t *err);
+
+/* The counts of one write pass (na_clean_emit's, or the GPU's). */
+typedef struct na_clean_counts {
+    uint64_t replaced_nf, replaced_out, clipped, nanned, flagged, overflow, collisions;
+    uint64_t unrep; /* NaN/Inf bound for an integer out_dtype (refused) */
+} na_clean_counts_t;
+
+/* a += b, field by field (NA_HD: the GPU's block reduction uses it too). */
+NA_HD void na_clean_counts_add(na_clean_counts_t *a, const na_clean_counts_t *b)
+{
+    a->replaced_nf += b->replaced_nf;
+    a->replaced_out += b->replaced_out;
+    a->clipped += b->clipped;
+    a->nanned += b->nanned;
+    a->flagged += b->flagged;
+    a->overflow += b->overflow;
+    a->collisions += b->collisions;
+    a->unrep += b->unrep;
+}
+
+/* The end of a write pass that ran with status st, wrote its bytes and
+ * accumulated ct->after (na_clean_emit; gpu/cuda_clean.c for the GPU):
+ * stores the counts c in ct and, when st is NA_OK and c->unrep > 0,
+ * returns NA_E_USAGE with na_clean_emit's message; else st. */
+na_status_t na_clean_emit_finish(const na_tensor_t *t, na_clean_tensor_t *ct,
+                                 const na_clean_counts_t *c, na_status_t st, na_err_t *err);
 
 /* Round one double to dtype dt (little-endian) at p; returns 1 when a
  * finite value overflowed (became +-Inf, or saturated for an integer

@@ -28,6 +28,7 @@
 #ifndef NA_MEDIAN_H
 #define NA_MEDIAN_H
 
+#include "decode.h" /* NA_HD: also compiled for the GPU (lib/clean_elem.h) */
 #include "nanaudit.h"
 
 #include <math.h>   /* fabs */
@@ -109,9 +110,8 @@ void na_med_result(const na_med_t *m, double *out);
 /* The modified z-score test (DESIGN.md "Definitions"): 1 when finite v
  * has |0.6745 (v - median) / mad| > k, or, when mad == 0,
  * |(v - median) / (1.253314 meanad)| > k; never when both are 0. The one
- * expression clean and scan use, so they round alike. */
-static inline int na_mad_is_outlier(double v, double median, double mad, double meanad,
-                                    double k)
+ * expression clean (CPU and GPU) and scan use, so they round alike. */
+NA_HD int na_mad_is_outlier(double v, double median, double mad, double meanad, double k)
 {
     if (mad > 0)
         return fabs(NA_MAD_CONST * (v - median) / mad) > k;

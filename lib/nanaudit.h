@@ -334,6 +334,22 @@ na_status_t na_scan_tensor(const na_tensor_t *t, const na_scan_opts_t *o,
                            na_result_t *r, na_err_t *err);
 void na_result_free(na_result_t *r); /* frees the location arrays */
 
+/* How a statistic that overflowed a double is described, by scan's note
+ * below and by clean's refusal (lib/clean.c), so that the two agree. */
+#define NA_OVERFLOW_WHY \
+    "overflows a double, as numpy's does (values near 1.8e308, or spread by 1e154 or more)"
+
+/* Why the outlier test of r ran but cannot flag anything, or NULL: the
+ * mean or the std (--zscore), or the MAD or, when the MAD is 0, the
+ * MeanAD (--mad) of a tensor with finite values is not finite. Sums
+ * beyond DBL_MAX (values near +-1.8e308) make the mean Inf or NaN and
+ * squared deviations beyond it (a spread of ~1e154 or more) the std Inf
+ * or NaN, as numpy's float64 np.mean and np.std do; then |x - mean| >
+ * K*std is false for every x, silently. The reports print the note per
+ * tensor (text "note NAME: ...", JSON outliers.note); it is not a
+ * finding, so the exit code is unchanged (man page). Static text. */
+const char *na_outliers_note(const na_result_t *r);
+
 /* Take only the interval counts of o->extra, in a pass of its own over
  * t's data on the CPU (for backends that do not take them in pass 1):
  * fills r->extra_counts and sets r->extra_done = 1; nothing else of r

@@ -14,7 +14,11 @@
  * message, % -> %25, \r -> %0D, \n -> %0A; in a property value (file,
  * title) also : -> %3A and , -> %2C. Other control characters (C0, DEL,
  * C1) and bytes that are not UTF-8 are written as the text \xhh, so one
- * annotation stays one line and a name cannot start a new command.
+ * annotation stays one line and a name cannot start a new command. That
+ * escape is ours, not GitHub's (a backslash means nothing to the runner),
+ * so a backslash of the text itself is written \\, as the text report
+ * writes it (lib/escape.c): else the name 'a\x01' would read as "a" and
+ * byte 0x01.
  */
 #include "nanaudit.h"
 
@@ -28,6 +32,8 @@ static void gh_put(FILE *out, const char *s, int property)
         size_t len = na_utf8_seq_len(s + i, n - i);
         if (c == '%' || c == '\r' || c == '\n' || (property && (c == ':' || c == ','))) {
             fprintf(out, "%%%02X", c);
+        } else if (c == '\\') {
+            fputs("\\\\", out);
         } else if (len == 0 || c < 0x20 || c == 0x7f ||
                    (len == 2 && c == 0xC2 && (unsigned char)s[i + 1] < 0xA0)) {
             for (size_t k = 0; k < (len ? len : 1); k++) /* as na_escape_text */

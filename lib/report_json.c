@@ -129,6 +129,9 @@ static json_t *outliers(const na_tensor_report_t *e, int *oom)
     }
     put(o, "count", juint(e->res.outliers), oom);
     put(o, "locations", locations(e->res.out_locs, e->res.n_out_locs, e, oom), oom);
+    const char *note = na_outliers_note(&e->res);
+    if (note) /* only when the test could flag nothing (docs/json-schema.md) */
+        put(o, "note", json_string(note), oom);
     return o;
 }
 

@@ -202,6 +202,12 @@ static int print_problems(FILE *out, const na_file_report_t *f, int color)
                 return -1;
             fputc('\n', out);
         }
+        const char *note = e->scanned ? na_outliers_note(&e->res) : NULL;
+        if (note) { /* not a finding: the exit code stays */
+            fprintf(out, "  %snote%s ", color ? C_YEL : "", color ? C_OFF : "");
+            if (put_escaped(out, e->name) < 0 || fprintf(out, ": %s\n", note) < 0)
+                return -1;
+        }
     }
     return 0;
 }
@@ -211,35 +217,21 @@ static int has_problems(const na_file_report_t *f)
     if (!f->ok)
         return 1;
     for (size_t i = 0; i < f->n_tensors; i++)
-        if (f->tensors[i].status == NA_TS_ERROR || f->tensors[i].n_findings)
+        if (f->tensors[i].status == NA_TS_ERROR || f->tensors[i].n_findings ||
+            (f->tensors[i].scanned && na_outliers_note(&f->tensors[i].res)))
             return 1;
     return 0;
-}
-
-/* 1234 -> "1234"; 1234567890 -> "1.23e9": exact below a million. */
-static void fmt_count(char *b, uint64_t v)
-{
-    if (v < 1000000) {
-        snprintf(b, CELL, "%" PRIu64, v);
-        return;
-    }
-    int e = 0;
-    double m = (double)v;
-    while (m >= 10.0) {
-        m /= 10.0;
-        e++;
-    }
-    snprintf(b, CELL, "%.3ge%d", m, e);
 }
 
 static void print_summary(FILE *out, const na_report_t *r, int color)
 {
     const na_summary_t *s = &r->summary;
-    char el[CELL];
-    fmt_count(el, s->elements);
-    fprintf(out, "%" PRIu64 " file%s, %" PRIu64 " tensor%s, %s element%s: %" PRIu64
+    /* every count exact, the element total too: "4.1e6 elements" beside
+     * "13 NaN" could not be checked against it */
+    fprintf(out, "%" PRIu64 " file%s, %" PRIu64 " tensor%s, %" PRIu64 " element%s: %" PRIu64
                  " NaN, %" PRIu64 " Inf, %" PRIu64 " outliers",
-            s->files, s->files == 1 ? "" : "s", s->tensors, s->tensors == 1 ? "" : "s", el,
+            s->files, s->files == 1 ? "" : "s", s->tensors, s->tensors == 1 ? "" : "s",
+            s->elements,
             s->elements == 1 ? "" : "s", s->nan, s->pos_inf + s->neg_inf, s->outliers);
     if (r->mad > 0) /* scan --mad: the outliers column counts modified z-scores */
         fprintf(out, " (modified z-score > %g: median, MAD)", r->mad);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh - README command 1 as a script: install the Debian packages
-# nanaudit needs (as root), build it into build/, and scan the clean example
-# (exit 0).
+# nanaudit needs (as root; only those missing), build it into build/, and
+# scan the clean example (exit 0). It installs one package more than the
+# README command: python3-torch, for the tests only (see Packages).
 #
 #   scripts/setup.sh           packages + build + `nanaudit scan examples/clean.safetensors`
 #   scripts/setup.sh --deps    only the packages (scripts/test.sh uses this)

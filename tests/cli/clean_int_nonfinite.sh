@@ -21,7 +21,7 @@ HINT="use --nonfinite zero|mean|value=X|drop, --outliers clip|mean|drop, a float
 
 # --nonfinite keep: NaN and -Inf would remain
 expect_exit 2 "$N" clean --nonfinite keep --out-dtype I16 n.npy -o out.npy
-expect_stderr_contains "nanaudit: out.npy: data: 2 NaN/Inf value(s) would be written as I16, which has no NaN or Inf; $HINT; nothing written"
+expect_stderr_contains "nanaudit: n.npy: data: 2 NaN/Inf value(s) would be written as I16, which has no NaN or Inf; $HINT; nothing written"
 assert_eq "$(grep -c . "$T/stderr")" "1" "stderr lines"
 [ -e out.npy ] && fail "out.npy written"
 ls -A | grep -q nanaudit-tmp && fail "temporary file left behind"

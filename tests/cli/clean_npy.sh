@@ -27,8 +27,11 @@ expect_stdout_contains "out.npy (npy)"
 expect_exit 3 "$N" clean rec.npy -o rec.out.npy --nonfinite zero
 expect_stderr_contains "nanaudit: rec.out.npy: a .npy file holds one array; this input gives 2 tensors (a structured array?): clean cannot write it; nothing written"
 [ -e rec.out.npy ] && fail "rec.out.npy written"
-expect_exit 3 "$N" clean f.npy -o bf.npy --out-dtype BF16 --nonfinite zero
-expect_stderr_contains "nanaudit: bf.npy: .npy has no type for dtype BF16 (use --out-dtype); nothing written"
+# an --out-dtype .npy has no type for: a usage error before any work
+# (exit 2, was exit 3 after the fit and a hint to use the flag given;
+# tests/cli/clean_idle_options.sh)
+expect_exit 2 "$N" clean f.npy -o bf.npy --out-dtype BF16 --nonfinite zero
+expect_stderr_contains "nanaudit: --out-dtype BF16: a .npy file has no such type (numpy has no bfloat16 or float8); use F16, F32 or F64"
 [ -e bf.npy ] && fail "bf.npy written"
 ls -a | grep -q nanaudit-tmp && fail "temporary file left behind"
 

@@ -91,8 +91,15 @@ expect_stderr_contains "netCDF-3 classic, not supported"
 expect_exit 2 "$NANAUDIT" scan --missing maybe "$OK_FILE"
 expect_stderr_contains "--missing: 'maybe' is not auto or none"
 expect_exit 2 "$NANAUDIT" scan --hdf5-timeout -1 "$OK_FILE"
-expect_stderr_contains "--hdf5-timeout: '-1' is not a number of seconds from 0 to 86400"
+expect_stderr_contains "--hdf5-timeout: '-1' is not 0 (no limit) or a number of seconds from 0.001 to 86400"
 expect_exit 0 "$NANAUDIT" scan --hdf5-timeout 0 --missing none "$OK_FILE"
+# regression (tester19): 0.000001 was taken, rounded to 0 ms, and every
+# file failed "did not answer within 0 s"; the limit counts milliseconds
+expect_exit 2 "$NANAUDIT" scan --hdf5-timeout 0.000001 "$OK_FILE"
+expect_stderr_contains "--hdf5-timeout: '0.000001' is not 0 (no limit) or a number of seconds from 0.001 to 86400"
+expect_exit 2 "$NANAUDIT" scan --hdf5-timeout 86400.5 "$OK_FILE"
+# the smallest limit is accepted (on a file that starts no libhdf5 process)
+expect_exit 0 "$NANAUDIT" scan --hdf5-timeout 0.001 "$R/safetensors/burn-multi_layer.safetensors"
 
 # info: the tree with layout, chunks, filters, fill values; notes for links
 expect_exit 0 "$NANAUDIT" info "$OK_FILE" "$H/hdfgroup-tbigdims.h5"

@@ -15,6 +15,11 @@
 #     bandwidth measured here (target >= 80 %), kernel GB/s on
 #     device-resident data against the device memory bandwidth (target
 #     >= 70 %), as "figure value" lines to paste into bench/RESULTS.md.
+#  5. clean (tests/gpu/clean.sh): the GPU write pass (--device cuda)
+#     against the CPU's on generated files and option sets reaching every
+#     step and output dtype: identical output bytes, reports equal but for
+#     the "after" mean/std (1e-12 tolerance), same exit codes; clean GB/s
+#     of step 3's F32 file on both devices.
 # BIN_DIR holds nanaudit and nanaudit-gpucheck (default: $NA_GPU_BIN, else
 # tests/gpu/bundle/bin, else build/); a ../lib beside it (bundle.sh) goes
 # on LD_LIBRARY_PATH. Needs python3 with numpy for step 3 (PyTorch images
@@ -142,6 +147,11 @@ for k in sorted(f):
         extra = f", {f[k] / th:.0%} of theoretical {th:.0f}" if th else ""
         print(f"{k} / d2d_copy = {f[k] / dev:.0%} (target >= 70%){extra}")
 PY
+
+step "5. clean: the GPU write pass against the CPU's (tests/gpu/clean.sh)"
+NA_PYTHON="$PY" bash tests/gpu/clean.sh "$NA" "$TMP" | tee -a "$TMP/clean.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || bad "clean: CPU and GPU disagree (FAIL lines above)"
+grep '^clean_' "$TMP/clean.txt" >> "$TMP/figures.txt"
 
 if [ -n "${NA_GPU_OUT:-}" ]; then # keep the details (agree.txt, JSON reports)
     mkdir -p "$NA_GPU_OUT" && cp "$TMP"/*.txt "$TMP"/*.json "$NA_GPU_OUT"/ 2>/dev/null

@@ -22,38 +22,7 @@
 #include <string.h>
 
 #include "clean.h"
-
-typedef struct mem {
-    const uint8_t *p;
-    size_t n;
-} mem_t;
-
-static na_status_t mread(void *ctx, uint64_t off, size_t len, const uint8_t **ptr, na_err_t *err)
-{
-    mem_t *m = ctx;
-    if (off + len > m->n)
-        return na_err_set(err, NA_E_IO, "past end");
-    *ptr = m->p + off;
-    return NA_OK;
-}
-
-static na_tensor_t f64_tensor(mem_t *m, const double *v, uint64_t rows, uint64_t cols)
-{
-    na_tensor_t t;
-    memset(&t, 0, sizeof t);
-    m->p = (const uint8_t *)v;
-    m->n = rows * cols * 8;
-    t.name = "t";
-    t.dtype = t.stored = NA_DT_F64;
-    t.ndim = cols > 1 ? 2 : 1;
-    t.shape[0] = rows;
-    t.shape[1] = cols;
-    t.elements = rows * cols;
-    t.elem_stride = 8;
-    t.src.read = mread;
-    t.src.ctx = m;
-    return t;
-}
+#include "clean_mem.h" /* mem_t, f64_tensor */
 
 static uint16_t enc16(na_dtype_t dt, double v, int *over)
 {

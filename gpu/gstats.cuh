@@ -1,0 +1,67 @@
+/*
+ * gstats.cuh - the per-block statistics of the GPU kernels (CUDA C++17),
+ * shared by the scan's pass 1 (kernels.cu) and clean's write pass
+ * (clean_kernels.cu): the partial sums a block reduces with
+ * cub::BlockReduce (fixed combination order for a block size, so results
+ * are identical from run to run), and the na_stats_t they make, as the
+ * CPU's block statistics (lib/stats.c, na_stats_init for a block without
+ * finite values). The host merges blocks in order with na_stats_merge.
+ */
+#ifndef NA_GSTATS_CUH
+#define NA_GSTATS_CUH
+
+#include "nanaudit.h"
+
+/* Counts, min, max and sum of the finite values of a thread or block. */
+struct P1 {
+    unsigned nan, pinf, ninf, zero, sub, fin;
+    double mn, mx, sum;
+};
+
+struct P1Sum {
+    __device__ __forceinline__ P1 operator()(const P1 &a, const P1 &b) const
+    {
+        P1 r;
+        r.nan = a.nan + b.nan;
+        r.pinf = a.pinf + b.pinf;
+        r.ninf = a.ninf + b.ninf;
+        r.zero = a.zero + b.zero;
+        r.sub = a.sub + b.sub;
+        r.fin = a.fin + b.fin;
+        r.mn = b.mn < a.mn ? b.mn : a.mn;
+        r.mx = b.mx > a.mx ? b.mx : a.mx;
+        r.sum = a.sum + b.sum;
+        return r;
+    }
+};
+
+/* The statistics of a block of `elements` values from its reduction r,
+ * its mean and its sum of squared deviations m2 (two-pass). Missing
+ * values are never counted on the GPU: tensors with markers stay on the
+ * CPU. */
+__device__ __forceinline__ na_stats_t na_g_block_stats(const P1 &r, unsigned long long elements,
+                                                       double mean, double m2)
+{
+    na_stats_t s;
+    s.elements = elements;
+    s.nan = r.nan;
+    s.pos_inf = r.pinf;
+    s.neg_inf = r.ninf;
+    s.zeros = r.zero;
+    s.subnormal = r.sub;
+    s.finite = r.fin;
+    s.missing = 0;
+    if (r.fin) {
+        s.min = r.mn;
+        s.max = r.mx;
+        s.abs_max = fabs(r.mn) > fabs(r.mx) ? fabs(r.mn) : fabs(r.mx);
+        s.mean = mean;
+        s.m2 = m2;
+    } else { /* as na_stats_init: no finite value, value statistics NaN */
+        s.min = s.max = s.abs_max = s.mean = __longlong_as_double(0x7ff8000000000000ll);
+        s.m2 = 0.0;
+    }
+    return s;
+}
+
+#endif /* NA_GSTATS_CUH */

@@ -252,10 +252,15 @@ NA_HD int na_ce_put_int(na_dtype_t dt, double v, unsigned char *p, double *back)
     }
     uint64_t u;
     /* 64-bit types: hi is 2^63 / 2^64, one past the maximum, and not
-     * representable in the type; saturate to the maximum integer. */
+     * representable in the type; saturate to the maximum integer. The
+     * narrower ones saturate to hi itself: INT64_MAX's low bytes would be
+     * all ones, -1 for a signed type (I8 200 came out as -1). */
     if (kind == 2 ? r >= hi : r > hi) {
         over = 1;
-        u = dt == NA_DT_U64 ? UINT64_MAX : (uint64_t)INT64_MAX;
+        if (kind == 2)
+            u = dt == NA_DT_U64 ? UINT64_MAX : (uint64_t)INT64_MAX;
+        else
+            u = (uint64_t)(int64_t)hi;
     } else {
         u = uns ? (uint64_t)r : (uint64_t)(int64_t)r; /* two's complement bytes */
     }

@@ -130,6 +130,21 @@ static void test_put_back_int(void **state)
     double back;
     assert_int_equal(na_ce_put(NA_DT_I64, 1e19, b, &back), 1);
     assert_true(back == (double)INT64_MAX);
+    /* saturation to each type's bounds, both ways (I8 200 was written -1:
+     * the low byte of INT64_MAX) */
+    const struct { na_dtype_t dt; double lo, hi; } sat[] = {
+        {NA_DT_I8, -128, 127}, {NA_DT_U8, 0, 255}, {NA_DT_I16, -32768, 32767},
+        {NA_DT_U16, 0, 65535}, {NA_DT_I32, -2147483648.0, 2147483647.0},
+        {NA_DT_U32, 0, 4294967295.0}, {NA_DT_I64, -9223372036854775808.0, (double)INT64_MAX},
+        {NA_DT_U64, 0, (double)UINT64_MAX}};
+    for (size_t k = 0; k < sizeof sat / sizeof sat[0]; k++) {
+        assert_int_equal(na_ce_put(sat[k].dt, 1e30, b, &back), 1);
+        assert_true(back == sat[k].hi);
+        assert_int_equal(na_ce_put(sat[k].dt, -1e30, b, &back), 1);
+        assert_true(back == sat[k].lo);
+        assert_int_equal(na_ce_put(sat[k].dt, sat[k].hi + 1.0, b, &back), 1);
+        assert_true(back == sat[k].hi);
+    }
     assert_int_equal(na_ce_put(NA_DT_U8, NAN, b, &back), 1);
     assert_true(back == 0.0);
     assert_int_equal(na_ce_put(NA_DT_U8, 2.5, b, &back), 0); /* half to even */

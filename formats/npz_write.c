@@ -320,12 +320,20 @@ static na_status_t close_open(npz_writer_t *z, na_err_t *err)
 
 static int open_entry(npz_writer_t *z, const npz_member_t *m, int method, int level, int raw)
 {
+    /* A name with bytes beyond ASCII is UTF-8 (numpy writes names with
+     * Python's zipfile, which sets the flag then): general purpose bit 11
+     * says so (APPNOTE 4.4.4, appendix D). Without it readers take the
+     * name as CP437, and np.load's key 'ünï' became '├╝n├»'. */
+    unsigned long flag = 0;
+    for (const unsigned char *p = (const unsigned char *)m->name; *p; p++)
+        if (*p >= 0x80)
+            flag = 0x800;
     /* zip64 = 1 as numpy's force_zip64: the local header has room for
      * 64-bit sizes whatever the member's size turns out to be. */
     return zipOpenNewFileInZip4_64(z->out, m->name, &m->fi, NULL, 0, NULL, 0, NULL, method,
                                    level, raw, -MAX_WBITS, DEF_MEM_LEVEL,
                                    Z_DEFAULT_STRATEGY,
-                                   NULL, 0, m->version, 0, 1);
+                                   NULL, 0, m->version, flag, 1);
 }
 
 /* The member's compressed bytes, CRC and sizes as in the input (read

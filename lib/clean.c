@@ -146,8 +146,17 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
             uint8_t tmp[8];
             double m = t->missing[i], back = m;
             ct->missing[ct->n_missing] = m;
-            (void)na_clean_encode(ct->out_dtype, m, tmp);
+            int over = na_clean_encode(ct->out_dtype, m, tmp);
             (void)na_decode1(ct->out_dtype, NA_LITTLE, tmp, &back);
+            /* A marker the output dtype turns into +-Inf is no marker
+             * there (markers are finite): its values would read back as
+             * Inf, not as missing, and the verification fail (exit 4). */
+            if (over && !isfinite(back))
+                return na_err_set(err, NA_E_USAGE,
+                                  "%s: its missing-value marker %g overflows %s (it would be "
+                                  "written as %g, which is not a marker); use a wider "
+                                  "--out-dtype, or --missing none",
+                                  t->name, m, na_dtype_name(ct->out_dtype), back);
             ct->missing_out[ct->n_missing++] = back;
         }
     ct->out_rows = ct->rows;

@@ -345,7 +345,13 @@ static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t
     *ptr = NULL;
     if (h->dead != NULL)
         return na_err_set(err, h->dead_st, "%s", h->dead);
-    if (es == 0 || off % es != 0 || len % es != 0 || len > h->shm_bytes ||
+    /* clean reads whole rows: one row larger than the shared window (a
+     * (1, 2^28) F32 dataset) cannot come through it */
+    if (len > h->shm_bytes)
+        return na_err_set(err, NA_E_UNSUPPORTED, "a read of %zu bytes (one row or more) is "
+                          "larger than the HDF5 reader's window (%llu bytes)", len,
+                          (unsigned long long)h->shm_bytes);
+    if (es == 0 || off % es != 0 || len % es != 0 ||
         off / es > x->e.elements || len / es > x->e.elements - off / es)
         return na_err_set(err, NA_E_INTERNAL, "bad HDF5 window [%llu, +%zu)",
                           (unsigned long long)off, len);

@@ -1088,6 +1088,29 @@ static int select_range(hid_t fs, int ndim, const uint64_t *shape, uint64_t a, u
     return 0;
 }
 
+/* The memory dataspace for elements [a, a+n) selected by select_range:
+ * when they are whole rows, the selection's own shape (n / row rows by
+ * the other dimensions), else n elements in one dimension. With a 1-D
+ * memory space libhdf5 maps a selection of rank 2 or more to the chunks
+ * element by element (H5S_select_iterate, H5VM_chunk_index_scaled: most
+ * of the time of a clean of a (20e6, 4) F32 dataset in (1e5, 4) chunks,
+ * perf); with the same shape it moves whole rows. */
+static hid_t range_space(int ndim, const uint64_t *shape, uint64_t a, uint64_t n)
+{
+    hsize_t md[H5S_MAX_RANK];
+    uint64_t row = 1;
+    for (int d = 1; d < ndim; d++)
+        row *= shape[d];
+    if (ndim < 2 || ndim > H5S_MAX_RANK || row == 0 || a % row || n % row) {
+        md[0] = n;
+        return H5Screate_simple(1, md, NULL);
+    }
+    md[0] = n / row;
+    for (int d = 1; d < ndim; d++)
+        md[d] = shape[d];
+    return H5Screate_simple(ndim, md, NULL);
+}
+
 static void c_fail(child_t *c, uint32_t st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void c_fail(child_t *c, uint32_t st, const char *fmt, ...)
 {
@@ -1239,8 +1262,7 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char
         return r0;
     }
     hid_t fs = H5Dget_space(c->cur);
-    hsize_t cnt = n;
-    hid_t ms = H5Screate_simple(1, &cnt, NULL);
+    hid_t ms = range_space(e->ndim, e->shape, lo, n);
     herr_t r = fs < 0 || ms < 0 ? -1 : select_range(fs, e->ndim, e->shape, lo, n);
     if (r >= 0)
         r = H5Dread(c->cur, e->memtype, ms, fs, H5P_DEFAULT, c->shm);
@@ -1526,6 +1548,11 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, i
 int na_h5c_select_range(hid_t fs, int ndim, const uint64_t *shape, uint64_t a, uint64_t n)
 {
     return select_range(fs, ndim, shape, a, n);
+}
+
+hid_t na_h5c_range_space(int ndim, const uint64_t *shape, uint64_t a, uint64_t n)
+{
+    return range_space(ndim, shape, a, n);
 }
 
 void na_h5c_cause(char *buf, size_t cap) { h5_cause(buf, cap); }

@@ -37,6 +37,9 @@ void na_h5t_classify(hid_t ft, c_type_t *r);
  * leaf (consumed); 1 for a complex compound (two equal float members
  * named r/i or real/imag, NAME.real and NAME.imag). */
 int na_h5c_select_range(hid_t fs, int ndim, const uint64_t *shape, uint64_t a, uint64_t n);
+/* The memory dataspace for those elements: the selection's own shape when
+ * they are whole rows (libhdf5's fast path), else one dimension of n. */
+hid_t na_h5c_range_space(int ndim, const uint64_t *shape, uint64_t a, uint64_t n);
 void na_h5c_cause(char *buf, size_t cap);
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf);
 int na_h5c_is_complex(hid_t ct);

@@ -1151,8 +1151,7 @@ static int all_fill(const wtgt_t *t, const uint8_t *p, uint64_t n)
 /* H5Dwrite of dataset elements [a, a+n) from buf. */
 static herr_t write_range(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
 {
-    hsize_t hn = n;
-    hid_t fs = H5Dget_space(t->dset), ms = H5Screate_simple(1, &hn, NULL);
+    hid_t fs = H5Dget_space(t->dset), ms = na_h5c_range_space(t->ndim, t->shape, a, n);
     herr_t r = fs < 0 || ms < 0 ? -1 : na_h5c_select_range(fs, t->ndim, t->shape, a, n);
     if (r >= 0)
         r = H5Dwrite(t->dset, t->memtype, ms, fs, H5P_DEFAULT, buf);

@@ -1,0 +1,14 @@
+#!/bin/bash
+# A dataset whose one row is larger than the HDF5 reader's shared window
+# (hdfgroup-tlayouto.h5: /Dataset declares rows of 2^28 F32, 1 GiB each)
+# cannot be cleaned row by row: exit 3 with one line saying so, nothing
+# written. Before: exit 3 with the internal "bad HDF5 window [0, +...)".
+. "$(dirname "$0")/helpers.sh"
+skip_without_hdf5
+cd "$T" || exit 1
+F="$NA_TEST_DATA/real/hdf5/hdfgroup-tlayouto.h5"
+expect_exit 3 "$NANAUDIT" clean "$F" --global -o o.h5
+expect_stderr_contains "/Dataset: a read of 1073741828 bytes (one row or more) is larger than the HDF5 reader's window (67108864 bytes)"
+expect_stderr_lacks "bad HDF5 window"
+[ ! -e o.h5 ] || fail "o.h5 written"
+pass

@@ -76,6 +76,11 @@ na_status_t na_report_write_github(const na_report_t *r, FILE *out)
                 annotation(out, fd->fails ? "error" : "warning", f->path,
                            na_kind_name(fd->kind), e->name, fd->message);
             }
+            /* the outlier test could not run (a statistic overflowed):
+             * not a finding, so a notice, as in the text report's "note" */
+            const char *note = e->scanned ? na_outliers_note(&e->res) : NULL;
+            if (note)
+                annotation(out, "notice", f->path, "outliers", e->name, note);
         }
     }
     const na_summary_t *s = &r->summary;

@@ -120,9 +120,16 @@ static void testcase(FILE *out, const na_file_report_t *f, const na_tensor_repor
     int notes = 0;
     for (size_t k = 0; k < e->n_findings; k++)
         notes |= !e->findings[k].fails;
-    if (notes) {
+    /* the outlier test's note (a statistic overflowed): not a finding */
+    const char *note = e->status == NA_TS_OK && e->scanned ? na_outliers_note(&e->res) : NULL;
+    if (notes || note) {
         fputs("      <system-out>", out);
         findings_lines(out, e, 0);
+        if (note) {
+            fputs("outliers: ", out);
+            xml_put(out, note, 0);
+            fputc('\n', out);
+        }
         fputs("</system-out>\n", out);
     }
     fputs("    </testcase>\n", out);

@@ -60,7 +60,9 @@ na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
             const na_tensor_report_t *e = j < f->n_tensors ? &f->tensors[j] : NULL;
             size_t nf = e ? e->n_findings : 0;
             int err = e ? e->status == NA_TS_ERROR : !f->ok;
-            for (size_t k = 0; k < nf + (size_t)err; k++) {
+            /* the outlier test's note (not a finding: never fails) */
+            const char *note = e && e->scanned ? na_outliers_note(&e->res) : NULL;
+            for (size_t k = 0; k < nf + (size_t)err + (note != NULL); k++) {
                 if (rows++ == 0)
                     fputs("| File | Tensor | Kind | Count | Fails | Finding |\n"
                           "|---|---|---|---:|---|---|\n", out);
@@ -73,6 +75,9 @@ na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
                     fprintf(out, " | %s | %llu | %s | ", na_kind_name(fd->kind),
                             (unsigned long long)fd->count, fd->fails ? "**yes**" : "no");
                     md_put(out, fd->message);
+                } else if (note && k == nf) {
+                    fputs(" | outliers | | no | ", out);
+                    md_put(out, note);
                 } else {
                     fputs(" | error | | **yes** | ", out);
                     md_put(out, e ? (e->reason ? e->reason : "error")

@@ -67,6 +67,15 @@ expect_json o.json 'j["files"][0]["tensors"][0]["outliers"]["count"]' '1'
 expect_exit 0 "$N" scan --zscore 0 std.npy
 expect_stdout_lacks "note"
 
+# the CI formats carry the note too, never as a failure: a GitHub
+# ::notice, a Markdown row with Fails "no", JUnit <system-out>
+expect_exit 0 "$N" scan --zscore 3 --format github std.npy --report n.md --report n.xml
+expect_stdout_contains "::notice file=std.npy,title=nanaudit outliers%3A data::outlier test not applied: the standard deviation (--zscore) $WHY"
+expect_stdout_lacks "::error"
+grep -qF "| std\.npy | data | outliers | | no | outlier test not applied" n.md || fail "markdown row"
+grep -qF "<system-out>outliers: outlier test not applied: the standard deviation (--zscore)" n.xml || fail "junit system-out"
+grep -q "<failure" n.xml && fail "junit failure for a note"
+
 # clean refuses the same statistic in the same words
 expect_exit 3 "$N" clean --zscore 1 std.npy -o out.npy
 expect_stderr_contains "data: feature 0: the standard deviation (--zscore) $WHY"

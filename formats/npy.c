@@ -484,29 +484,38 @@ static na_status_t check_dict(const lit_t *d, na_err_t *err)
 
 static na_status_t header_shape(na_npy_header_t *h, const lit_t *s, na_err_t *err)
 {
-    if (s->type != L_TUPLE && s->type != L_INT)
-        return na_err_set(err, NA_E_FORMAT, "header 'shape' is not a tuple");
-    size_t n = s->type == L_INT ? 1 : s->n;
+    /* '(12)' is 12 in Python, not a tuple: np.load refuses it ("shape is
+     * not valid"), and a copy written with it would not load either */
+    if (s->type != L_TUPLE)
+        return na_err_set(err, NA_E_FORMAT, "header 'shape' is not a tuple (a one-item shape "
+                          "is written (12,))");
+    size_t n = s->n;
     if (n > NA_MAX_NDIM)
         return na_err_set(err, NA_E_UNSUPPORTED, "shape has %zu dimensions; at most %d are "
                           "supported", n, NA_MAX_NDIM);
     h->ndim = (int)n;
     h->elements = 1;
     int overflow = 0;
+    /* numpy's sizes are signed 64-bit (npy_intp): the product of the
+     * non-zero dimensions must fit one, also beside a 0 that makes the
+     * array empty - (0, 2**32, 2**32) and (0, 2**64-1) do not load. */
+    uint64_t nz = 1;
     for (size_t i = 0; i < n; i++) {
-        const lit_t *v = s->type == L_INT ? s : s->kids[i];
+        const lit_t *v = s->kids[i];
         if (v->type != L_INT || v->neg || v->big)
             return na_err_set(err, NA_E_FORMAT, "header 'shape' item %zu is not a "
                               "non-negative integer", i);
         h->shape[i] = v->i;
-        if (v->i != 0 && h->elements > UINT64_MAX / v->i)
+        if (v->i != 0 && nz > (uint64_t)INT64_MAX / v->i)
             overflow = 1;
-        else
-            h->elements *= v->i;
+        else if (v->i != 0)
+            nz *= v->i;
+        h->elements *= v->i;
     }
     char sb[256];
     if (overflow)
-        return na_err_set(err, NA_E_FORMAT, "shape %s: element count overflows 64 bits",
+        return na_err_set(err, NA_E_FORMAT, "shape %s: more elements than numpy's 64-bit sizes "
+                          "hold (2^63 - 1)",
                           na_npy_shape_str(h->shape, h->ndim, sb, sizeof sb));
     return NA_OK;
 }

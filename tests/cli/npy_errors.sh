@@ -40,6 +40,12 @@ npy("overflow.npy", "{'descr': '<f8', 'fortran_order': False, "
     "'shape': (4294967296, 2147483648)}", d4)
 npy("overflow2.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296)}", d4)
 npy("obj.npy", "{'descr': '|O', 'fortran_order': False, 'shape': (2,)}", d4)
+# np.load refuses these too: a shape that is an integer, not a tuple; a
+# product of non-zero dimensions beyond numpy's signed 64-bit sizes beside
+# a 0 (the array would be empty, but numpy cannot describe it)
+npy("intshape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (12)}", d4 * 12)
+npy("zerohuge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4294967296, 4294967296)}", b"")
+npy("zerobig.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 18446744073709551615)}", b"")
 npy("deep.npy", "{'descr': " + "[" * 40 + "]" * 40 + ", 'fortran_order': False, 'shape': (2,)}", d4)
 npy("py2long.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2L,), }",
     np.array([1.5, -2.5]).tobytes())
@@ -83,9 +89,24 @@ expect_stderr_contains "descr '<q8' has unknown kind 'q'"
 expect_exit 3 "$NANAUDIT" scan "$T/negshape.npy"
 expect_stderr_contains "header 'shape' item 0 is not a non-negative integer"
 expect_exit 3 "$NANAUDIT" scan "$T/overflow.npy"
-expect_stderr_contains "array size in bytes overflows 64 bits"
+expect_stderr_contains "shape (4294967296, 2147483648): more elements than numpy's 64-bit sizes hold (2^63 - 1)"
 expect_exit 3 "$NANAUDIT" scan "$T/overflow2.npy"
-expect_stderr_contains "shape (4294967296, 4294967296): element count overflows 64 bits"
+expect_stderr_contains "shape (4294967296, 4294967296): more elements than numpy's 64-bit sizes hold (2^63 - 1)"
+expect_exit 3 "$NANAUDIT" scan "$T/intshape.npy"
+expect_stderr_contains "header 'shape' is not a tuple (a one-item shape is written (12,))"
+expect_exit 3 "$NANAUDIT" scan "$T/zerohuge.npy"
+expect_stderr_contains "shape (0, 4294967296, 4294967296): more elements than numpy's 64-bit sizes hold"
+expect_exit 3 "$NANAUDIT" scan "$T/zerobig.npy"
+expect_stderr_contains "shape (0, 18446744073709551615): more elements than numpy's 64-bit sizes hold"
+"$NA_PYTHON" - "$T" <<'PY' || fail "numpy accepts what nanaudit refuses"
+import sys, numpy as np
+for n in ("intshape", "zerohuge", "zerobig", "overflow2"):
+    try:
+        np.load(f"{sys.argv[1]}/{n}.npy")
+    except Exception:
+        continue
+    raise SystemExit(f"numpy loads {n}.npy")
+PY
 expect_exit 3 "$NANAUDIT" scan "$T/deep.npy"
 expect_stderr_contains "header is not a valid literal: nested too deeply"
 # numeric but not decodable, and object arrays: the tensor is an error

@@ -190,15 +190,25 @@ static void warn_packing(const crun_t *c, cli_clean_entry_t *e, const na_tensor_
  * input: a misspelt --exclude would otherwise clean what it meant to keep
  * with no sign of it. A warning, not an error (--together's is exit 2):
  * the same pattern list is often reused across files that differ. */
-static void warn_unmatched(const char *input, const cli_clean_entry_t *e, size_t n,
-                           const char *flag, const char *const *pat, size_t n_pat)
+/* An HDF5 dataset reachable through several hard links is one tensor,
+ * named by the first link the reader's walk meets (formats/hdf5_child.c:
+ * groups in name or creation order, depth first); a pattern written for
+ * another of its names matches nothing, which the message should say. */
+static const char *unmatched_hint(const char *format)
+{
+    return !strcmp(format, "hdf5") ? " (a dataset with several hard links is listed under one "
+                                     "of them: see `nanaudit info`)" : "";
+}
+
+static void warn_unmatched(const char *input, const char *format, const cli_clean_entry_t *e,
+                           size_t n, const char *flag, const char *const *pat, size_t n_pat)
 {
     for (size_t p = 0; p < n_pat; p++) {
         int hit = 0;
         for (size_t i = 0; i < n && !hit; i++)
             hit = e[i].name && fnmatch(pat[p], e[i].name, 0) == 0;
         if (!hit)
-            cli_warn(input, "%s '%s' matches no tensor", flag, pat[p]);
+            cli_warn(input, "%s '%s' matches no tensor%s", flag, pat[p], unmatched_hint(format));
     }
 }
 
@@ -599,7 +609,8 @@ static int join_groups(crun_t *c)
             for (size_t i = 0; i < c->r.n && !hit; i++)
                 hit = fnmatch(el, c->r.e[i].name, 0) == 0;
             if (!hit) {
-                cli_error(c->r.input, "--together: '%s' matches no tensor", el);
+                cli_error(c->r.input, "--together: '%s' matches no tensor%s", el,
+                          unmatched_hint(c->r.format));
                 return 2;
             }
             p += L + (p[L] == ',');
@@ -1353,8 +1364,10 @@ int cli_clean(const cli_opts_t *o)
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);
-    warn_unmatched(c.r.input, c.r.e, c.r.n, "--include", o->clean.include, o->clean.n_include);
-    warn_unmatched(c.r.input, c.r.e, c.r.n, "--exclude", o->clean.exclude, o->clean.n_exclude);
+    warn_unmatched(c.r.input, c.r.format, c.r.e, c.r.n, "--include", o->clean.include,
+                   o->clean.n_include);
+    warn_unmatched(c.r.input, c.r.format, c.r.e, c.r.n, "--exclude", o->clean.exclude,
+                   o->clean.n_exclude);
     int jg = join_groups(&c);
     if (jg)
         return finish(&c, jg);

@@ -399,7 +399,20 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
     warn_packing(c, e, t);
 }
 
-/* Per entry: select, prepare, fit. Returns the exit code so far. */
+/* Scan t for counts and statistics only (no z-score test, no locations),
+ * with the run's --threads: the verification's re-scan and the count of
+ * what a copied tensor keeps. */
+static na_status_t count_scan(const crun_t *c, const na_tensor_t *t, na_result_t *res,
+                              na_err_t *err)
+{
+    na_scan_opts_t so;
+    na_scan_opts_init(&so);
+    so.zscore = 0;
+    so.max_locations = 0;
+    so.threads = c->o->threads;
+    return na_scan_tensor(t, &so, res, err);
+}
+
 /* A numeric tensor copied unchanged because clean cannot write its dtype
  * back (F8_*, F80, the parts of a complex tensor): its NaN and Inf go to
  * the output as they are, which is a finding of scan's default policy
@@ -407,14 +420,9 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
  * Returns 0, 1, or the exit code of a read error (the entry failed). */
 static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t)
 {
-    na_scan_opts_t so;
-    na_scan_opts_init(&so);
-    so.zscore = 0;
-    so.max_locations = 0;
-    so.threads = c->o->threads;
     na_result_t res;
     na_err_t err = {{0}};
-    na_status_t st = na_scan_tensor(t, &so, &res, &err);
+    na_status_t st = count_scan(c, t, &res, &err);
     if (st != NA_OK) {
         entry_failed(e, err.msg);
         cli_error(c->r.input, "%s", err.msg);
@@ -427,6 +435,7 @@ static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *
     return left ? 1 : 0;
 }
 
+/* Per entry: select, prepare, fit. Returns the exit code so far. */
 static int fit_all(crun_t *c)
 {
     int rc = 0;
@@ -679,7 +688,6 @@ static int join_groups(crun_t *c)
     return 0;
 }
 
-/* --max-drop-fraction and misalignment: 0, 1 (refused) or 2. */
 /* The drops of entry i's --together group, per step: n1 samples some
  * member drops in step 1, n2 others some member drops in step 2. A
  * group drops the union of its members' samples, so --max-drop-fraction
@@ -687,12 +695,12 @@ static int join_groups(crun_t *c)
  * different 10 % each lose 20 % together. */
 static void group_drops(const crun_t *c, size_t i, uint64_t *n1, uint64_t *n2)
 {
-    uint64_t rows = c->r.e[i].ct.rows;
+    uint64_t rows = c->r.e[i].ct.rows; /* every member's (join_groups) */
     *n1 = *n2 = 0;
     for (uint64_t r = 0; r < rows; r++) {
         int s1 = 0, s2 = 0;
         for (size_t j = 0; j < c->r.n; j++) {
-            if (!c->r.e[j].cleaned || c->group[j] != c->group[i] || c->r.e[j].ct.rows != rows)
+            if (c->group[j] != c->group[i])
                 continue;
             unsigned s = na_clean_row(&c->r.e[j].ct, r);
             s1 |= s == 1;
@@ -703,6 +711,7 @@ static void group_drops(const crun_t *c, size_t i, uint64_t *n1, uint64_t *n2)
     }
 }
 
+/* --max-drop-fraction and misalignment: 0, 1 (refused) or 2. */
 static int guard_rails(crun_t *c)
 {
     for (size_t i = 0; i < c->r.n; i++) {
@@ -711,23 +720,18 @@ static int guard_rails(crun_t *c)
         if (!e->cleaned || ct->rows == 0)
             continue;
         uint64_t d1 = ct->dropped_nf, d2 = ct->dropped_out;
-        int grouped = c->group && c->group[i] && ct->row_state;
-        if (grouped)
+        int grouped = c->group && c->group[i];
+        /* a group's union is the same for every member: checked at its
+         * first member only (a refusal there returns) */
+        int seen = 0;
+        for (size_t j = 0; grouped && j < i && !seen; j++)
+            seen = c->group[j] == c->group[i];
+        if (grouped && !seen)
             group_drops(c, i, &d1, &d2);
         double f1 = (double)d1 / (double)ct->rows;
         uint64_t left = ct->rows - d1;
         double f2 = left ? (double)d2 / (double)left : 0.0;
-        double fj = (double)ct->dropped_joint / (double)ct->rows;
-        if (fj > c->o->clean.max_drop && !grouped) {
-            snprintf(c->r.refused, sizeof c->r.refused,
-                     "tensor '%.200s': its --together partners would drop %llu of %llu samples "
-                     "(%.1f%%), more than --max-drop-fraction %g",
-                     e->name, (unsigned long long)ct->dropped_joint, (unsigned long long)ct->rows,
-                     100.0 * fj, c->o->clean.max_drop);
-            cli_error(c->r.input, "%s; nothing written", c->r.refused);
-            return 1;
-        }
-        if (f1 > c->o->clean.max_drop || f2 > c->o->clean.max_drop) {
+        if (!seen && (f1 > c->o->clean.max_drop || f2 > c->o->clean.max_drop)) {
             int nf = f1 > c->o->clean.max_drop;
             snprintf(c->r.refused, sizeof c->r.refused,
                      "tensor '%.200s'%s: the %s step would drop %llu of %llu samples (%.1f%%), more "
@@ -996,17 +1000,12 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
         cli_clean_entry_t *e = &c->r.e[src[j]];
         if (!e->cleaned || cli_clean_no_values(e))
             continue;
-        na_scan_opts_t so;
-        na_scan_opts_init(&so);
-        so.zscore = 0;
-        so.max_locations = 0;
-        so.threads = c->o->threads;
         /* Missing values (CF markers, --missing auto) are honoured as
          * lib/clean.c honours them: the written file carries the markers
          * in its own dtype (formats/hdf5_wchild.c converts them), and a
          * value equal to one is predicted as missing in `after`. */
         na_result_t res;
-        st = na_scan_tensor(&t, &so, &res, err);
+        st = count_scan(c, &t, &res, err);
         if (st != NA_OK)
             break;
         const na_stats_t *a = &res.st, *p = &e->ct.after;

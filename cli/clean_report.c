@@ -213,6 +213,13 @@ static const char *esc(char **keep, const char *s)
     return *keep ? *keep : "?";
 }
 
+/* Entry e's warnings, one line each (cleaned and copied entries alike). */
+static void put_warnings(FILE *out, char **keep, const cli_clean_entry_t *e)
+{
+    for (size_t k = 0; k < e->n_warn; k++)
+        fprintf(out, "    warning: %s\n", esc(keep, e->warn[k]));
+}
+
 int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
 {
     char *buf = NULL;
@@ -231,8 +238,7 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
         nm = esc(&buf, e->name);
         if (!e->cleaned) {
             fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "", e->reason);
-            for (size_t k = 0; k < e->n_warn; k++) /* a copy's NaN/Inf left */
-                fprintf(out, "    warning: %s\n", esc(&buf, e->warn[k]));
+            put_warnings(out, &buf, e); /* a copy's NaN/Inf left */
             continue;
         }
         uint64_t rows, width;
@@ -268,9 +274,7 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
             pstat(out, "before", &ct->before);
         if (e->emitted && (!quiet || nonfinite_left(e)))
             pstat(out, "after", &ct->after);
-        for (size_t k = 0; k < e->n_warn; k++) {
-            fprintf(out, "    warning: %s\n", esc(&buf, e->warn[k]));
-        }
+        put_warnings(out, &buf, e);
     }
     if (r->device_note) /* e.g. --device auto fell back to the CPU */
         fprintf(out, "note: %s\n", esc(&buf, r->device_note));

@@ -33,6 +33,24 @@
 #include <sys/wait.h>   /* waitpid */
 #include <unistd.h>     /* fork, close */
 
+/* ThreadSanitizer's runtime before LLVM 19 does not lock its allocator
+ * around fork (llvm-project pull request 96600): an OpenMP worker still
+ * freeing its Archer task data when we fork leaves the lock held, and the
+ * child's first malloc (inside libhdf5) waits forever. TSan builds stop
+ * the OpenMP threads first (omp_pause_resource_all, OpenMP 5.0 section
+ * 3.2.43; the next parallel region starts them again). Other builds use
+ * glibc's malloc, which is fork-safe, and keep their threads. */
+#if defined(__SANITIZE_THREAD__)
+#define NA_TSAN_FORK 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NA_TSAN_FORK 1
+#endif
+#endif
+#ifdef NA_TSAN_FORK
+#include <omp.h>        /* omp_pause_resource_all */
+#endif
+
 typedef struct h5_entry {
     h5p_entry_t e;
     char *name, *reason, *detail;
@@ -573,6 +591,9 @@ na_status_t na_h5p_spawn(uint64_t shm_bytes, na_h5p_child_fn fn, void *arg, pid_
                           (unsigned long long)shm_bytes, strerror(errno));
     }
     *shm = m;
+#ifdef NA_TSAN_FORK
+    omp_pause_resource_all(omp_pause_soft);
+#endif
     pid_t p = fork();
     if (p < 0) {
         close(sv[0]);

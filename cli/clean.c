@@ -90,6 +90,7 @@ typedef struct crun {
     size_t *group;          /* per entry: 1 + its --together group, or 0 */
     struct stat in_st;      /* the input when opened (input_unchanged) */
     int have_in_st;
+    int probe_dir;          /* check_output passed: probe -o's directory */
     cli_device_t dev;       /* --device: where the write pass runs (device.c) */
 } crun_t;
 
@@ -376,7 +377,8 @@ static int check_output(crun_t *c)
                   S_ISLNK(sl.st_mode) ? " (a symbolic link)" : "");
         return 2;
     }
-    return check_output_dir(co->output);
+    c->probe_dir = 1;
+    return 0;
 }
 
 /* The warnings a fit of entry e decides, replacing those of an earlier
@@ -502,7 +504,7 @@ static int fit_all(crun_t *c)
         }
         if (st == NA_OK && c->params) {
             char why[NA_ERR_LEN];
-            if (cli_params_apply(c->params, t.name, &e->ct, why, sizeof why)) {
+            if (cli_params_apply(c->params, t.name, &c->eng, &e->ct, why, sizeof why)) {
                 cli_error(c->o->clean.apply_params, "%s", why);
                 na_clean_tensor_free(&e->ct);
                 entry_failed(e, why);
@@ -571,7 +573,7 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
         st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
     if (st == NA_OK && c->params) {
         char why[NA_ERR_LEN];
-        if (cli_params_apply(c->params, t.name, &e->ct, why, sizeof why)) {
+        if (cli_params_apply(c->params, t.name, &c->eng, &e->ct, why, sizeof why)) {
             cli_error(c->o->clean.apply_params, "%s", why);
             free(own);
             return 2;
@@ -1318,11 +1320,15 @@ int cli_clean(const cli_opts_t *o)
     }
     int rc = check_output(&c);
     /* --device: a GPU that cannot be used is exit 4 with one line before
-     * the input is opened or anything written, as for scan */
+     * the input is opened or anything written, as for scan: also before
+     * the output directory's probe file */
     if (!rc)
         rc = cli_device_open(&c.dev, o->device, o->device_ordinal);
+    if (!rc && c.probe_dir)
+        rc = check_output_dir(o->clean.output);
     if (rc) {
         json_decref(c.params);
+        cli_device_close(&c.dev);
         return rc;
     }
     c.dev.verb = "cleaned";

@@ -5,9 +5,7 @@
  */
 #include "cli.h"
 
-#include <errno.h>  /* errno */
-#include <math.h>   /* isfinite */
-#include <stdlib.h> /* strtod, realloc, free */
+#include <stdlib.h> /* realloc, free */
 #include <string.h> /* strcmp, strncmp, strchr */
 
 #define BAD(o, name, arg, what) \
@@ -31,13 +29,7 @@ void cli_clean_opts_free(cli_clean_opts_t *c)
 }
 
 /* Whole-string finite double. */
-static int num(const char *a, double *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtod(a, &end);
-    return !*a || *end || errno || !isfinite(*v) ? -1 : 0;
-}
+static int num(const char *a, double *v) { return na_parse_double(a, v); }
 
 int cli_set_output(cli_opts_t *o, const char *a, const char *n)
 {

@@ -356,37 +356,11 @@ int cli_params_check(json_t *root, const char *path, const na_clean_opts_t *o, c
                  "--normalize and --nonfinite of this run are taken as the fit's");
     else if (compare_options(op, o, why, cap))
         return -1;
-    /* --save-params writes null for a statistic of a feature only when the
-     * fit had no finite value for it at that step: a passthrough feature,
-     * a step the fit did not run (refused above when the run has it), or
-     * a feature whose every sample was gone before the step (all dropped,
-     * or all made NaN by --outliers nan). Applied to values, the last
-     * would write NaN for every finite value of the feature (the report
-     * that led here), so it is refused as a hand-edited null is. */
-    const char *name;
-    json_t *e;
-    json_object_foreach(json_object_get(root, "tensors"), name, e) {
-        size_t nf = (size_t)json_integer_value(json_object_get(e, "features"));
-        json_t *pt = json_object_get(e, "passthrough");
-        for (size_t j = 0; j < nf; j++) {
-            if (json_is_true(json_array_get(pt, j)))
-                continue;
-            for (int i = 0; i < NFIELDS; i++) {
-                char opt[64];
-                if (!json_is_null(json_array_get(json_object_get(e, fields[i]), j)) ||
-                    !field_used(i, o, opt, sizeof opt))
-                    continue;
-                snprintf(why, cap, "bad --apply-params file: tensor '%s': \"%s\"[%zu] is null, "
-                         "but feature %zu is not passthrough and %s uses it",
-                         name, fields[i], j, j, opt);
-                return -1;
-            }
-        }
-    }
     return 0;
 }
 
-int cli_params_apply(json_t *root, const char *name, na_clean_tensor_t *ct, char *why, size_t cap)
+int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
+                     na_clean_tensor_t *ct, char *why, size_t cap)
 {
     json_t *e = json_object_get(json_object_get(root, "tensors"), name);
     if (!e) {
@@ -399,11 +373,29 @@ int cli_params_apply(json_t *root, const char *name, na_clean_tensor_t *ct, char
                  nf, (unsigned long long)ct->nfeat);
         return -1;
     }
+    /* --save-params writes null for a statistic of a feature only when the
+     * fit had no finite value for it at that step: a passthrough feature,
+     * a step the fit did not run (refused by cli_params_check when the run
+     * has it), or a feature whose every sample was gone before the step
+     * (none to begin with, all dropped, or all made NaN by --outliers
+     * nan). Applied to values, the last would write NaN for every finite
+     * value of the feature, so it is refused as a hand-edited null is;
+     * data with no samples has no value to transform and takes it (a
+     * (0, N) tensor's own parameters apply to it again). */
     json_t *pt = json_object_get(e, "passthrough");
     for (size_t j = 0; j < nf; j++) {
         ct->feat[j].passthrough = json_is_true(json_array_get(pt, j));
         for (int i = 0; i < NFIELDS; i++) {
             json_t *v = json_array_get(json_object_get(e, fields[i]), j);
+            char opt[64];
+            if (json_is_null(v) && ct->rows > 0 && !ct->feat[j].passthrough &&
+                field_used(i, o, opt, sizeof opt)) {
+                snprintf(why, cap, "bad --apply-params file: tensor '%s': \"%s\"[%zu] is null, "
+                         "but feature %zu is not passthrough and %s uses it (%llu sample(s) "
+                         "here; null: the fit had no value of the feature at that step)",
+                         name, fields[i], j, j, opt, (unsigned long long)ct->rows);
+                return -1;
+            }
             *field(&ct->feat[j], i) = json_is_null(v) ? NAN : json_number_value(v);
         }
     }

@@ -22,14 +22,16 @@ json_t *cli_params_load(const char *path, char *why, size_t cap);
 /* Check a loaded file against the run's settled options o, once before
  * any tensor is read: the options that give the numbers their meaning
  * (outlier method and K, normalization, a non-finite fill) must be the
- * fit's, and no statistic the run reads may be null for a feature that
- * is not passthrough. A schema_version 1 file (no options) is accepted
+ * fit's. A schema_version 1 file (no options) is accepted
  * with a warning on stderr naming path. 0, or -1 with why filled (one
  * line, the whole message after "PATH: "). */
 int cli_params_check(json_t *root, const char *path, const na_clean_opts_t *o, char *why,
                      size_t cap);
-/* Fill ct->feat from the file (ct->fixed = 1); -1 with why when the file
- * has no entry for name or another feature count. */
-int cli_params_apply(json_t *root, const char *name, na_clean_tensor_t *ct, char *why, size_t cap);
+/* Fill ct->feat from the file (ct->fixed = 1) for the run's options o;
+ * -1 with why (one line) when the file has no entry for name, another
+ * feature count, or a null for a statistic o uses of a feature that is
+ * not passthrough while ct has samples (ct->rows > 0). */
+int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
+                     na_clean_tensor_t *ct, char *why, size_t cap);
 
 #endif /* NA_CLEAN_PARAMS_H */

@@ -8,23 +8,20 @@
 #include "cli.h"
 
 #include <errno.h>  /* errno */
-#include <math.h>   /* isfinite */
 #include <stdio.h>  /* fopen, fread */
-#include <stdlib.h> /* strtod, malloc, free */
+#include <stdlib.h> /* malloc, free */
 #include <string.h> /* strchr, strcmp, strerror */
 #include <strings.h> /* strcasecmp */
 
 /* Whole-string finite number. */
 static int parse_num(const char *s, size_t len, double *v)
 {
-    char buf[64], *end;
+    char buf[64];
     if (len == 0 || len >= sizeof buf)
         return -1;
     memcpy(buf, s, len);
     buf[len] = '\0';
-    errno = 0;
-    *v = strtod(buf, &end);
-    return (*end || errno || !isfinite(*v)) ? -1 : 0;
+    return na_parse_double(buf, v);
 }
 
 /* "LO:HI", "LO:" or ":HI" (an empty side is unbounded), LO <= HI. */

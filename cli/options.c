@@ -11,9 +11,8 @@
 #include "cli.h"
 
 #include <errno.h>  /* errno */
-#include <math.h>   /* isfinite */
 #include <stdio.h>  /* printf */
-#include <stdlib.h> /* strtod, strtoull, malloc */
+#include <stdlib.h> /* strtoull, malloc */
 #include <string.h> /* strcmp, strchr, strncmp */
 
 typedef int (*setter_t)(cli_opts_t *o, const char *arg, const char *name);
@@ -46,10 +45,8 @@ static int parse_u64(const char *s, uint64_t *v)
 
 static int set_zscore(cli_opts_t *o, const char *a, const char *n)
 {
-    char *end;
-    errno = 0;
-    double k = strtod(a, &end);
-    if (!*a || *end || errno || !isfinite(k) || k < 0)
+    double k;
+    if (na_parse_double(a, &k) || k < 0)
         return BAD(o, n, a, "a number >= 0");
     o->zscore = k;
     o->zscore_given = 1;
@@ -216,10 +213,8 @@ static int set_length(cli_opts_t *o, const char *a, const char *n)
  * so it is refused rather than reported as "within 0 s". */
 static int set_hdf5_timeout(cli_opts_t *o, const char *a, const char *n)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(a, &end);
-    if (!*a || *end || errno || !isfinite(v) || v < 0 || (v > 0 && v < 0.001) || v > 86400)
+    double v;
+    if (na_parse_double(a, &v) || v < 0 || (v > 0 && v < 0.001) || v > 86400)
         return BAD(o, n, a, "0 (no limit) or a number of seconds from 0.001 to 86400");
     o->open.hdf5_timeout = v;
     return 0;

@@ -35,12 +35,11 @@
  */
 #include "nanaudit.h"
 
-#include <errno.h>   /* errno */
 #include <fnmatch.h> /* fnmatch */
 #include <math.h>    /* isfinite */
 #include <stdarg.h>  /* va_list */
 #include <stdio.h>   /* vsnprintf */
-#include <stdlib.h>  /* calloc, free, strtod */
+#include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strcmp, strlen, memcpy */
 #include <yaml.h>    /* yaml_parser_*, yaml_document_* */
 
@@ -161,12 +160,9 @@ static int is_null(const yaml_node_t *n)
 static na_status_t get_num(const pctx_t *c, const yaml_node_t *n, const char *key, double *v)
 {
     const char *s = scalar(n);
-    char *end;
     if (!s || !*s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return bad(c, n, "%s: expected a number", key);
-    errno = 0;
-    *v = strtod(s, &end);
-    if (*end || errno || !isfinite(*v))
+    if (na_parse_double(s, v))
         return bad(c, n, "%s: '%.60s' is not a finite number", key, s);
     return NA_OK;
 }

@@ -102,6 +102,11 @@ if [ "$GPU" = 0 ]; then
     expect_exit 4 "$NANAUDIT" clean --device cuda --nonfinite zero missing.safetensors -o g/o.st
     expect_stderr_contains "nanaudit: --device cuda:0: CUDA:"
     expect_stderr_lacks "missing.safetensors"
+    # ... and before the output directory's probe file (sysfs refuses
+    # files even to root): the device's line, not "cannot create a
+    # temporary file" (the probe came first)
+    expect_exit 4 "$NANAUDIT" clean --device cuda --nonfinite zero w.safetensors -o /sys/o.st
+    assert_eq "$(cat "$T/stderr")" "nanaudit: --device cuda:0: $why" "stderr with -o /sys/o.st"
 fi
 if [ -n "${NA_FAKE_CUDA_DIR:-}" ] && [ "$GPU" = 0 ]; then # a driver that cannot run this build
     expect_exit 4 env LD_LIBRARY_PATH="$NA_FAKE_CUDA_DIR" NA_FAKE_CUDA_VERSION=11000 \

@@ -1113,8 +1113,15 @@ static int write_output(crun_t *c)
 
     na_writer_t *w = NULL;
     na_wopts_t wo = {c->r.input, g_tmp, c->o->open.hdf5_timeout};
-    if (st == NA_OK)
+    /* A writer's refusal at open is about the input's structure (a .npy
+     * of several tensors, a compound dataset's records): it names the
+     * input, as the same refusal in --dry-run does (dry_open). */
+    const char *who = outp;
+    if (st == NA_OK) {
         st = wf->open(fd, &wo, wt, m, meta, k, &w, &err);
+        if (st == NA_E_UNSUPPORTED || st == NA_E_USAGE)
+            who = c->r.input;
+    }
     for (size_t j = 0; j < m && st == NA_OK; j++) {
         cli_clean_entry_t *e = &c->r.e[src[j]];
         st = na_writer_begin(w, j, &err);
@@ -1164,7 +1171,7 @@ static int write_output(crun_t *c)
         c->r.written = 1;
     } else {
         drop_tmp();
-        cli_error(outp, "%s; nothing written", err.msg);
+        cli_error(who, "%s; nothing written", err.msg);
     }
     wlist_free(c, &wl);
     free(meta);

@@ -19,14 +19,15 @@ for f in be_data tall twithub513 tsaf; do
 done
 
 # same_refusal CODE MESSAGE FILE ARGS...: the real run refuses with CODE
-# and "nanaudit: real.FILE: MESSAGE; nothing written", the dry run alike
-# (naming FILE), and neither leaves a file behind.
+# and "nanaudit: FILE: MESSAGE; nothing written" (a refusal about the
+# input's structure names the input, not -o), the dry run alike, and
+# neither leaves a file behind.
 same_refusal() {
     local code="$1" msg="$2" f="$3" before
     shift 3
     before="$(ls -A | grep -vx -e stdout -e stderr)"
     expect_exit "$code" "$N" clean "$f" "$@" -o "real.$f"
-    assert_eq "$(cat stderr)" "nanaudit: real.$f: $msg; nothing written" "real-run message for $f"
+    assert_eq "$(cat stderr)" "nanaudit: $f: $msg; nothing written" "real-run message for $f"
     assert_eq "$(ls -A | grep -vx -e stdout -e stderr)" "$before" "files after the real run of $f"
     expect_exit "$code" "$N" clean "$f" "$@" --dry-run
     assert_eq "$(cat stderr)" "nanaudit: $f: $msg; nothing written" "dry-run message for $f"

@@ -25,7 +25,7 @@ expect_stdout_contains "out.npy (npy)"
 
 # what .npy cannot hold: one line, exit 3, no output and no temporary file
 expect_exit 3 "$N" clean rec.npy -o rec.out.npy --nonfinite zero
-expect_stderr_contains "nanaudit: rec.out.npy: a .npy file holds one array; this input gives 2 tensors (a structured array?): clean cannot write it; nothing written"
+expect_stderr_contains "nanaudit: rec.npy: a .npy file holds one array; this input gives 2 tensors (a structured array?): clean cannot write it; nothing written"
 [ -e rec.out.npy ] && fail "rec.out.npy written"
 # an --out-dtype .npy has no type for: a usage error before any work
 # (exit 2, was exit 3 after the fit and a hint to use the flag given;

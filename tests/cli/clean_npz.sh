@@ -64,7 +64,7 @@ PY
 # a cleaned field of a structured member cannot be written back: exit 3;
 # excluded, the member is copied byte for byte
 expect_exit 3 "$N" clean rec.npz -o out/rec.npz --nonfinite zero
-expect_stderr_contains "nanaudit: out/rec.npz: member 'r.npy' holds a structured or complex array (2 tensors): clean cannot write cleaned fields back into its records (--exclude them to copy it unchanged); nothing written"
+expect_stderr_contains "nanaudit: rec.npz: member 'r.npy' holds a structured or complex array (2 tensors): clean cannot write cleaned fields back into its records (--exclude them to copy it unchanged); nothing written"
 [ ! -e out/rec.npz ] || fail "output for a cleaned structured member"
 no_tmp out "structured member"
 expect_exit 0 "$N" clean rec.npz -o out/rec.npz --nonfinite zero --exclude 'r.*'

@@ -31,6 +31,7 @@
 #include <string.h>    /* memcpy, strdup, sigabbrev_np */
 #include <sys/mman.h>  /* munmap */
 #include <sys/stat.h>  /* stat */
+#include <sys/statvfs.h> /* fstatvfs */
 #include <sys/wait.h>  /* waitpid */
 #include <unistd.h>    /* close */
 
@@ -54,6 +55,21 @@ typedef struct h5w {
     char *dead;         /* why the child is gone, once it is */
 } h5w_t;
 
+/* libhdf5 1.10 dies with SIGSEGV in H5Ocopy when a write meets ENOSPC
+ * (a full disk; RLIMIT_FSIZE's EFBIG is reported properly), so the crash
+ * alone would hide the cause: " (the output's file system is full)" when
+ * fewer than 64 KiB are left to us on it (f_bfree for root, who may use
+ * the reserved blocks, else f_bavail: statvfs(3)), else "". */
+static const char *full_hint(int fd)
+{
+    struct statvfs v;
+    if (fd < 0 || fstatvfs(fd, &v) != 0)
+        return "";
+    uint64_t left = (uint64_t)(geteuid() == 0 ? v.f_bfree : v.f_bavail) * v.f_frsize;
+    return left < ((uint64_t)64 << 10) ? " (the output's file system is full: no space left "
+                                         "on device)" : "";
+}
+
 /* The child ended or hangs: stop and reap it, and say why in one line. */
 static na_status_t hw_dead(h5w_t *h, int timed_out, na_err_t *err)
 {
@@ -71,11 +87,11 @@ static na_status_t hw_dead(h5w_t *h, int timed_out, na_err_t *err)
                      "libhdf5 did not answer within %g s (--hdf5-timeout): writer stopped",
                      h->timeout_ms / 1000.0);
         else if (r > 0 && WIFSIGNALED(ws) && sigabbrev_np(WTERMSIG(ws)))
-            snprintf(msg, sizeof msg, "libhdf5 crashed while writing the copy: SIG%s",
-                     sigabbrev_np(WTERMSIG(ws)));
+            snprintf(msg, sizeof msg, "libhdf5 crashed while writing the copy: SIG%s%s",
+                     sigabbrev_np(WTERMSIG(ws)), full_hint(h->base.fd));
         else if (r > 0 && WIFSIGNALED(ws))
-            snprintf(msg, sizeof msg, "libhdf5 crashed while writing the copy: signal %d",
-                     WTERMSIG(ws));
+            snprintf(msg, sizeof msg, "libhdf5 crashed while writing the copy: signal %d%s",
+                     WTERMSIG(ws), full_hint(h->base.fd));
         else
             snprintf(msg, sizeof msg, "HDF5 writer process ended unexpectedly (exit status %d)",
                      r > 0 && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);

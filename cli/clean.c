@@ -23,7 +23,6 @@
 
 #include <errno.h>    /* errno */
 #include <fcntl.h>    /* open, O_DIRECTORY */
-#include <fnmatch.h>  /* fnmatch */
 #include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* fabs */
 #include <omp.h>      /* omp_set_num_threads */
@@ -125,14 +124,16 @@ static int hash_end(crun_t *c, na_writer_t *w, int fd, na_err_t *err)
     return 0;
 }
 
-static int selected(const cli_clean_opts_t *c, const char *name)
+/* Whether entry k (named name) of in is selected: a pattern matches any
+ * of its names (cli_name_match: an HDF5 dataset's other hard links). */
+static int selected(const cli_clean_opts_t *c, const na_input_t *in, size_t k, const char *name)
 {
-    int in = c->n_include == 0;
-    for (size_t i = 0; i < c->n_include && !in; i++)
-        in = fnmatch(c->include[i], name, 0) == 0;
-    for (size_t i = 0; i < c->n_exclude && in; i++)
-        in = fnmatch(c->exclude[i], name, 0) != 0;
-    return in;
+    int sel = c->n_include == 0;
+    for (size_t i = 0; i < c->n_include && !sel; i++)
+        sel = cli_name_match(in, k, name, c->include[i]);
+    for (size_t i = 0; i < c->n_exclude && sel; i++)
+        sel = !cli_name_match(in, k, name, c->exclude[i]);
+    return sel;
 }
 
 static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
@@ -187,29 +188,37 @@ static void warn_packing(const crun_t *c, cli_clean_entry_t *e, const na_tensor_
                  "scale_factor/add_offset dropped: values are normalized");
 }
 
+/* Patterns match every hard-link path of an HDF5 dataset the reader
+ * kept (cli_name_match), but it keeps NA_HDF5_MAX_ALIASES per tensor: a
+ * pattern written for a path beyond them matches nothing, which the
+ * message should say when the input has such a tensor. */
+_Static_assert(NA_HDF5_MAX_ALIASES == 64, "the hint below says 64");
+static const char *unmatched_hint(const na_input_t *in)
+{
+    for (size_t i = 0; i < na_input_count(in); i++) {
+        const char *const *alias;
+        uint64_t more = 0;
+        na_hdf5_aliases(in, i, &alias, &more);
+        if (more)
+            return " (an HDF5 dataset is matched by at most 64 of its other hard-link "
+                   "paths: see `nanaudit info`)";
+    }
+    return "";
+}
+
 /* One warning per --include/--exclude pattern that names no tensor of the
  * input: a misspelt --exclude would otherwise clean what it meant to keep
  * with no sign of it. A warning, not an error (--together's is exit 2):
  * the same pattern list is often reused across files that differ. */
-/* An HDF5 dataset reachable through several hard links is one tensor,
- * named by the first link the reader's walk meets (formats/hdf5_child.c:
- * groups in name or creation order, depth first); a pattern written for
- * another of its names matches nothing, which the message should say. */
-static const char *unmatched_hint(const char *format)
-{
-    return !strcmp(format, "hdf5") ? " (a dataset with several hard links is listed under one "
-                                     "of them: see `nanaudit info`)" : "";
-}
-
-static void warn_unmatched(const char *input, const char *format, const cli_clean_entry_t *e,
+static void warn_unmatched(const char *input, const na_input_t *in, const cli_clean_entry_t *e,
                            size_t n, const char *flag, const char *const *pat, size_t n_pat)
 {
     for (size_t p = 0; p < n_pat; p++) {
         int hit = 0;
         for (size_t i = 0; i < n && !hit; i++)
-            hit = e[i].name && fnmatch(pat[p], e[i].name, 0) == 0;
+            hit = cli_name_match(in, i, e[i].name, pat[p]);
         if (!hit)
-            cli_warn(input, "%s '%s' matches no tensor%s", flag, pat[p], unmatched_hint(format));
+            cli_warn(input, "%s '%s' matches no tensor%s", flag, pat[p], unmatched_hint(in));
     }
 }
 
@@ -459,9 +468,9 @@ static int fit_all(crun_t *c)
         memcpy(e->shape, t.shape, sizeof e->shape);
         e->status = "copied";
         e->samples = c->samples;
-        if (st != NA_OK || !t.src.read || !selected(&c->o->clean, t.name) ||
+        if (st != NA_OK || !t.src.read || !selected(&c->o->clean, c->in, i, t.name) ||
             t.stored != t.dtype) {
-            int sel = selected(&c->o->clean, t.name ? t.name : "");
+            int sel = selected(&c->o->clean, c->in, i, t.name ? t.name : "");
             if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
                 /* Fail closed (DESIGN.md): a selected numeric tensor that
                  * cannot be read (an HDF5 filter this libhdf5 lacks) is
@@ -504,7 +513,8 @@ static int fit_all(crun_t *c)
         }
         if (st == NA_OK && c->params) {
             char why[NA_ERR_LEN];
-            if (cli_params_apply(c->params, t.name, &c->eng, &e->ct, why, sizeof why)) {
+            if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name),
+                                 &c->eng, &e->ct, why, sizeof why)) {
                 cli_error(c->o->clean.apply_params, "%s", why);
                 na_clean_tensor_free(&e->ct);
                 entry_failed(e, why);
@@ -536,14 +546,15 @@ static int fit_all(crun_t *c)
     return rc;
 }
 
-/* 1 when name matches an element of the --together value spec. */
-static int together_match(const char *spec, const char *name)
+/* 1 when entry i (named name) of in matches an element of the
+ * --together value spec, by any of its names (cli_name_match). */
+static int together_match(const na_input_t *in, size_t i, const char *spec, const char *name)
 {
     char el[1024];
     for (const char *p = spec; *p;) {
         size_t L = strcspn(p, ",");
         snprintf(el, sizeof el, "%.*s", (int)L, p);
-        if (fnmatch(el, name, 0) == 0)
+        if (cli_name_match(in, i, name, el))
             return 1;
         p += L + (p[L] == ',');
     }
@@ -573,7 +584,8 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
         st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
     if (st == NA_OK && c->params) {
         char why[NA_ERR_LEN];
-        if (cli_params_apply(c->params, t.name, &c->eng, &e->ct, why, sizeof why)) {
+        if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name), &c->eng,
+                             &e->ct, why, sizeof why)) {
             cli_error(c->o->clean.apply_params, "%s", why);
             free(own);
             return 2;
@@ -618,10 +630,10 @@ static int join_groups(crun_t *c)
             size_t L = strcspn(p, ","), hit = 0;
             snprintf(el, sizeof el, "%.*s", (int)L, p);
             for (size_t i = 0; i < c->r.n && !hit; i++)
-                hit = fnmatch(el, c->r.e[i].name, 0) == 0;
+                hit = cli_name_match(c->in, i, c->r.e[i].name, el);
             if (!hit) {
                 cli_error(c->r.input, "--together: '%s' matches no tensor%s", el,
-                          unmatched_hint(c->r.format));
+                          unmatched_hint(c->in));
                 return 2;
             }
             p += L + (p[L] == ',');
@@ -629,7 +641,7 @@ static int join_groups(crun_t *c)
         size_t first = SIZE_MAX, count = 0;
         for (size_t i = 0; i < c->r.n; i++) {
             cli_clean_entry_t *e = &c->r.e[i];
-            if (!together_match(spec, e->name))
+            if (!together_match(c->in, i, spec, e->name))
                 continue;
             if (c->group[i]) {
                 cli_error(c->r.input, "--together: '%s' is in two groups ('%s' and '%s')",
@@ -1376,9 +1388,9 @@ int cli_clean(const cli_opts_t *o)
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);
-    warn_unmatched(c.r.input, c.r.format, c.r.e, c.r.n, "--include", o->clean.include,
+    warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--include", o->clean.include,
                    o->clean.n_include);
-    warn_unmatched(c.r.input, c.r.format, c.r.e, c.r.n, "--exclude", o->clean.exclude,
+    warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--exclude", o->clean.exclude,
                    o->clean.n_exclude);
     int jg = join_groups(&c);
     if (jg)

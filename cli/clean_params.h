@@ -33,5 +33,11 @@ int cli_params_check(json_t *root, const char *path, const na_clean_opts_t *o, c
  * not passthrough while ct has samples (ct->rows > 0). */
 int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
                      na_clean_tensor_t *ct, char *why, size_t cap);
+/* names.c: the key of tensor i of in (named name) in a loaded file: its
+ * name when the file has it, else the first other hard-link path of the
+ * HDF5 dataset that the file has (saved from a file where that link came
+ * first in walk order), else name. Never NULL for a non-NULL name. */
+struct na_input; /* format.h's na_input_t */
+const char *cli_params_key(json_t *root, const struct na_input *in, size_t i, const char *name);
 
 #endif /* NA_CLEAN_PARAMS_H */

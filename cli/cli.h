@@ -122,6 +122,11 @@ int cli_same_path(const char *a, const char *b);
 int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,
                           size_t n_inputs, const char *output, int creatable);
 
+/* names.c: 1 when glob pat (fnmatch(3), no flags) matches tensor i of
+ * in, whose name is `name`, or another name of the same object (the
+ * other hard-link paths of an HDF5 dataset, na_hdf5_aliases). */
+int cli_name_match(const na_input_t *in, size_t i, const char *name, const char *pat);
+
 /* device.c: --device auto|cpu|cuda[:N] and the backend of each tensor. */
 enum { CLI_DEV_AUTO = 0, CLI_DEV_CPU, CLI_DEV_CUDA };
 typedef struct cli_device {

@@ -53,6 +53,27 @@ static void pad(const char *s, size_t w)
         fputc(' ', stdout);
 }
 
+/* HDF5: the entry's other hard-link paths (na_hdf5_aliases), the names
+ * clean's patterns also match, on one line: "also linked as /b, /c", and
+ * "and N more (at most 64 kept)" past the reader's cap. */
+static void print_aliases(const na_input_t *in, size_t i)
+{
+    const char *const *alias;
+    uint64_t more = 0;
+    size_t n = na_hdf5_aliases(in, i, &alias, &more);
+    if (n == 0 && more == 0)
+        return;
+    fputs("      also linked as", stdout);
+    for (size_t k = 0; k < n; k++) {
+        char *a = esc(alias[k]);
+        printf("%s %s", k ? "," : "", a ? a : "?");
+        free(a);
+    }
+    if (more)
+        printf(" and %" PRIu64 " more (at most %d kept)", more, NA_HDF5_MAX_ALIASES);
+    fputc('\n', stdout);
+}
+
 /* Two passes over the header entries: widths, then rows. */
 static int print_tensors(na_input_t *in)
 {
@@ -90,6 +111,7 @@ static int print_tensors(na_input_t *in)
                 if (det && *det)
                     printf("      %s\n", det);
                 free(det);
+                print_aliases(in, i);
             }
             free(name);
         }

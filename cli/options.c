@@ -291,7 +291,8 @@ static const cli_option_t opts[] = {
      "--normalize); .npy and .npz have no BF16 (exit 2)"},
     {"force", 0, NULL, C, cli_set_force, "overwrite an existing output file"},
     {"include", 0, "GLOB", C, cli_set_include,
-     "clean only tensors whose name matches GLOB (repeatable); others are copied"},
+     "clean only tensors whose name matches GLOB (repeatable; an HDF5 dataset by any "
+     "of its hard-link paths); others are copied"},
     {"exclude", 0, "GLOB", C, cli_set_exclude,
      "do not clean tensors matching GLOB (repeatable); they are copied"},
     {"no-fsync", 0, NULL, C, cli_set_no_fsync,

@@ -101,6 +101,23 @@ extern const na_format_t na_format_hdf5;  /* hdf5.c: HDF5, netCDF-4, MATLAB v7.3
 size_t na_hdf5_notes(const na_input_t *in, const char *const **notes);
 const char *na_hdf5_detail(const na_input_t *in, size_t i);
 
+/* HDF5 only (hdf5.c): the other hard-link paths of entry i's object. An
+ * object reachable through several hard links (h5py: f['b'] = f['a']) is
+ * one entry named by its first path in walk order (hdf5_child.c); these
+ * are its other paths, each with the entry's suffix (a compound member
+ * /a.x of /a linked as /b is also /b.x): the object's own other links
+ * first, in walk order, then the paths through other links of the
+ * groups above it (a group linked back into itself adds one level, not
+ * every depth). clean's --include, --exclude and --together match them
+ * too. At most NA_HDF5_MAX_ALIASES are kept per entry (a hostile file
+ * can hold millions of links to one object) and 64 MiB of them per file;
+ * *more (may be NULL) gets how many other paths were met beyond them.
+ * Soft links are not listed. Other formats, or one link: 0, *names
+ * NULL, *more 0. The names stay valid until the input is closed. */
+#define NA_HDF5_MAX_ALIASES 64
+size_t na_hdf5_aliases(const na_input_t *in, size_t i, const char *const **names,
+                       uint64_t *more);
+
 /* safetensors only (safetensors.c), for checking a shard against its
  * index: the stored tensor names in storage order, one per stored tensor
  * (a C64 tensor once, without .real/.imag), and the bytes of tensor

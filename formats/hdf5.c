@@ -54,6 +54,9 @@
 typedef struct h5_entry {
     h5p_entry_t e;
     char *name, *reason, *detail;
+    size_t n_alias;      /* other hard-link paths (na_hdf5_aliases) */
+    char **alias;
+    uint64_t more_alias; /* met beyond NA_HDF5_MAX_ALIASES, not kept */
 } h5_entry_t;
 
 typedef struct h5_input h5_input_t;
@@ -90,6 +93,7 @@ struct h5_input {
     h5_src_t *srcs;
     size_t n_notes, cap_notes;
     char **notes;
+    size_t alias_bytes; /* kept other paths' bytes, <= H5_ALIAS_BYTES */
 };
 
 #define H5_DEFAULT_SHM (64u << 20)
@@ -232,6 +236,7 @@ static na_status_t h5_add_entry(h5_input_t *h, size_t cat, const char *body, uin
         h->cap = nc;
     }
     h5_entry_t *x = &h->ents[h->n];
+    memset(x, 0, sizeof *x);
     x->e = e;
     x->name = dup_n(p, e.name_len);
     x->reason = dup_n(p + e.name_len, e.reason_len);
@@ -243,9 +248,93 @@ static na_status_t h5_add_entry(h5_input_t *h, size_t cat, const char *body, uin
     return NA_OK;
 }
 
+/* Bytes of other paths kept per file: 64 per entry could still be 64
+ * copies of every path under a group with 64 links; past this they are
+ * counted, not kept (the man page says so). */
+#define H5_ALIAS_BYTES ((size_t)64 << 20)
+
+/* Give entry x the name `pre` (pl bytes) + suf, unless it has it already
+ * or holds NA_HDF5_MAX_ALIASES, or the file's H5_ALIAS_BYTES are spent
+ * (then it is only counted). */
+static na_status_t h5_push_alias(h5_input_t *h, h5_entry_t *x, const char *pre, size_t pl,
+                                 const char *suf, na_err_t *err)
+{
+    size_t sl = strlen(suf);
+    if (x->n_alias == NA_HDF5_MAX_ALIASES || h->alias_bytes + pl + sl > H5_ALIAS_BYTES) {
+        x->more_alias++; /* not compared with the kept ones: a count */
+        return NA_OK;
+    }
+    for (size_t k = 0; k <= x->n_alias; k++) {
+        const char *have = k ? x->alias[k - 1] : x->name;
+        if (!strncmp(have, pre, pl) && !strcmp(have + pl, suf))
+            return NA_OK;
+    }
+    h->alias_bytes += pl + sl;
+    char **na = realloc(x->alias, (x->n_alias + 1) * sizeof *na);
+    char *s = malloc(pl + sl + 1);
+    if (na != NULL)
+        x->alias = na;
+    if (na == NULL || s == NULL) {
+        free(s);
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    }
+    memcpy(s, pre, pl);
+    memcpy(s + pl, suf, sl + 1);
+    x->alias[x->n_alias++] = s;
+    return NA_OK;
+}
+
+/* H5P_ALIAS (hdf5_proto.h): another path of the object whose entries
+ * have catalog indices [lo, hi) of the n_cat sent. Each entry's name is
+ * the object's first path (plen bytes) plus a suffix; the entry gets the
+ * other path plus that suffix, and plus the suffix of each of its names
+ * so far that passes through the object (a path "/g/..." of a member of
+ * group /g: the child sends the innermost objects first, so a dataset
+ * /g/x also linked as /g/y, in a group also linked as /h, gets /h/x and
+ * /h/y). Up to NA_HDF5_MAX_ALIASES per entry; the rest are counted. */
+static na_status_t h5_add_alias(h5_input_t *h, size_t n_cat, const char *body, uint64_t len,
+                                na_err_t *err)
+{
+    h5p_alias_t a;
+    if (len < sizeof a)
+        return na_err_set(err, NA_E_INTERNAL, "short alias message");
+    memcpy(&a, body, sizeof a);
+    if (a.lo > a.hi || a.hi > n_cat)
+        return na_err_set(err, NA_E_INTERNAL, "bad alias message");
+    const char *p = body + sizeof a;
+    size_t pl = (size_t)(len - sizeof a), lo = 0, hi = h->n;
+    while (lo < hi) { /* first entry at or after catalog index a.lo */
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->cat_index[mid] < a.lo)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < h->n && h->cat_index[i] < a.hi; i++) {
+        h5_entry_t *x = &h->ents[i];
+        if (a.plen > strlen(x->name))
+            continue; /* not named under the object's path: no suffix */
+        x->more_alias += a.more;
+        if (pl > 0 && x->n_alias == NA_HDF5_MAX_ALIASES) {
+            x->more_alias++; /* full: counted, its routes through it not */
+            continue;
+        }
+        size_t n_names = x->n_alias; /* this object's paths apply to these */
+        for (size_t k = 0; pl > 0 && k <= n_names; k++) {
+            const char *nm = k ? x->alias[k - 1] : x->name;
+            if (k && (strncmp(nm, x->name, a.plen) || nm[a.plen] != '/'))
+                continue; /* another route, not through this object */
+            na_status_t st = h5_push_alias(h, x, p, pl, nm + a.plen, err);
+            if (st != NA_OK)
+                return st;
+        }
+    }
+    return NA_OK;
+}
+
 static na_status_t h5_catalog(h5_input_t *h, na_err_t *err)
 {
-    for (size_t cat = 0;; cat++) {
+    for (size_t cat = 0;;) {
         h5p_hdr_t hd;
         char *body = NULL;
         na_status_t st = h5_recv_hdr(h, &hd, err);
@@ -257,11 +346,13 @@ static na_status_t h5_catalog(h5_input_t *h, na_err_t *err)
         }
         if (st == NA_OK && hd.type == H5P_FAIL)
             st = na_err_set(err, (na_status_t)hd.status, "%s", body);
+        else if (st == NA_OK && hd.type == H5P_ALIAS)
+            st = h5_add_alias(h, cat, body, hd.len, err);
         else if (st == NA_OK && hd.type != H5P_ENTRY)
             st = na_err_set(err, NA_E_INTERNAL, "unexpected message %u from the HDF5 reader",
                             hd.type);
         else if (st == NA_OK)
-            st = h5_add_entry(h, cat, body, hd.len, err);
+            st = h5_add_entry(h, cat++, body, hd.len, err);
         free(body);
         if (st != NA_OK)
             return st;
@@ -556,6 +647,9 @@ static void h5_close(na_input_t *in)
         free(h->ents[i].name);
         free(h->ents[i].reason);
         free(h->ents[i].detail);
+        for (size_t k = 0; k < h->ents[i].n_alias; k++)
+            free(h->ents[i].alias[k]);
+        free(h->ents[i].alias);
     }
     for (size_t i = 0; i < h->n_notes; i++)
         free(h->notes[i]);
@@ -701,4 +795,15 @@ const char *na_hdf5_detail(const na_input_t *in, size_t i)
 {
     const h5_input_t *h = as_h5(in);
     return h != NULL && i < h->n ? h->ents[i].detail : NULL;
+}
+
+size_t na_hdf5_aliases(const na_input_t *in, size_t i, const char *const **names,
+                       uint64_t *more)
+{
+    const h5_input_t *h = as_h5(in);
+    const h5_entry_t *x = h != NULL && i < h->n ? &h->ents[i] : NULL;
+    *names = x != NULL && x->n_alias ? (const char *const *)x->alias : NULL;
+    if (more != NULL)
+        *more = x != NULL ? x->more_alias : 0;
+    return x != NULL ? x->n_alias : 0;
 }

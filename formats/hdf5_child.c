@@ -17,6 +17,9 @@
  *    before any soft link, so an object is named by its first hard-link
  *    path in name order and a soft link is followed (once) only to an
  *    object no hard link reaches; external links listed and not followed;
+ *  - the object's other hard-link paths are sent after the catalog
+ *    (H5P_ALIAS), at most NA_HDF5_MAX_ALIASES per object, so that clean's
+ *    patterns match every path a user may name it by (format.h);
  *  - datatypes map to audited element types as hdf5_types.c says;
  *  - compound members are NAME.field (nested: NAME.a.b); two equal float
  *    members named r/i or real/imag are complex: NAME.real, NAME.imag;
@@ -105,8 +108,10 @@ typedef struct child {
     uint64_t shm_bytes;
     size_t n, cap;        /* catalog entries sent */
     c_ent_t *ents;        /* per catalog entry; dset NULL when not servable */
-    haddr_t *seen;        /* open-addressing set of object addresses */
-    size_t seen_cap, seen_n;
+    size_t *seen;         /* open-addressing set: indices into objs */
+    size_t seen_cap;
+    size_t n_objs, cap_objs;
+    struct c_obj *objs;   /* every object reached, in the order met */
     hid_t cur;            /* dataset open for reading, or -1 */
     size_t cur_ent;
     int attributes;       /* --attributes: list numeric attributes too */
@@ -202,37 +207,107 @@ static void c_note(child_t *c, const char *fmt, ...)
     c_send_entry(c, "", &o, NULL);
 }
 
-/* Returns 1 when addr was already seen, else records it. */
-static int seen_before(child_t *c, haddr_t addr)
+/* One object (group or dataset) the walk reached, by address: the
+ * catalog entries its visit sent, [lo, hi), each named by its path (plen
+ * bytes) plus a suffix, and the other hard-link paths met to it later
+ * (at most NA_HDF5_MAX_ALIASES kept; more counts the rest, so millions
+ * of links to one object cost a counter, not memory). */
+typedef struct c_obj {
+    haddr_t addr;
+    uint64_t lo, hi, plen, more;
+    size_t n_alias;
+    char **alias;
+} c_obj_t;
+
+static size_t obj_slot(const child_t *c, haddr_t addr, size_t cap, const size_t *set)
 {
-    if (c->seen_n * 2 >= c->seen_cap) {
+    size_t h = (size_t)(addr * 0x9E3779B97F4A7C15ull) & (cap - 1);
+    while (set[h] != SIZE_MAX && c->objs[set[h]].addr != addr)
+        h = (h + 1) & (cap - 1);
+    return h;
+}
+
+/* Returns 1 when addr was already seen, else records it; *ix: its index
+ * in c->objs either way. */
+static int seen_before(child_t *c, haddr_t addr, size_t *ix)
+{
+    if (c->n_objs * 2 >= c->seen_cap) {
         size_t nc = c->seen_cap ? c->seen_cap * 2 : 1024;
-        haddr_t *ns = malloc(nc * sizeof *ns);
+        size_t *ns = malloc(nc * sizeof *ns);
         if (ns == NULL)
             c_die(c);
         for (size_t i = 0; i < nc; i++)
-            ns[i] = HADDR_UNDEF;
-        for (size_t i = 0; i < c->seen_cap; i++) {
-            if (c->seen[i] == HADDR_UNDEF)
-                continue;
-            size_t h = (size_t)(c->seen[i] * 0x9E3779B97F4A7C15ull) & (nc - 1);
-            while (ns[h] != HADDR_UNDEF)
-                h = (h + 1) & (nc - 1);
-            ns[h] = c->seen[i];
-        }
+            ns[i] = SIZE_MAX;
+        for (size_t i = 0; i < c->n_objs; i++)
+            ns[obj_slot(c, c->objs[i].addr, nc, ns)] = i;
         free(c->seen);
         c->seen = ns;
         c->seen_cap = nc;
     }
-    size_t h = (size_t)(addr * 0x9E3779B97F4A7C15ull) & (c->seen_cap - 1);
-    while (c->seen[h] != HADDR_UNDEF) {
-        if (c->seen[h] == addr)
-            return 1;
-        h = (h + 1) & (c->seen_cap - 1);
+    size_t h = obj_slot(c, addr, c->seen_cap, c->seen);
+    if (c->seen[h] != SIZE_MAX) {
+        *ix = c->seen[h];
+        return 1;
     }
-    c->seen[h] = addr;
-    c->seen_n++;
+    if (c->n_objs == c->cap_objs) {
+        size_t nc = c->cap_objs ? c->cap_objs * 2 : 1024;
+        c_obj_t *no = realloc(c->objs, nc * sizeof *no);
+        if (no == NULL)
+            c_die(c);
+        c->objs = no;
+        c->cap_objs = nc;
+    }
+    c_obj_t *o = &c->objs[c->n_objs];
+    memset(o, 0, sizeof *o);
+    o->addr = addr;
+    o->lo = o->hi = c->n;
+    *ix = c->seen[h] = c->n_objs++;
     return 0;
+}
+
+/* Object ix met again through hard link `path`: keep the path (up to the
+ * cap) for send_aliases. */
+static void obj_alias(child_t *c, size_t ix, const char *path)
+{
+    c_obj_t *o = &c->objs[ix];
+    if (o->n_alias == NA_HDF5_MAX_ALIASES) {
+        o->more++;
+        return;
+    }
+    char **na = realloc(o->alias, (o->n_alias + 1) * sizeof *na);
+    if (na == NULL)
+        c_die(c);
+    o->alias = na;
+    if ((na[o->n_alias] = strdup(path)) == NULL)
+        c_die(c);
+    o->n_alias++;
+}
+
+/* After the walk, when every object's entries are known (a link inside a
+ * group back to it is met before the group's visit ends): one ALIAS per
+ * kept path, and one with an empty path for those beyond the cap. Last
+ * met first: a member is met after its group, and the parent applies a
+ * group's other paths to the paths its members have by then (hdf5.c). */
+static void send_aliases(child_t *c)
+{
+    for (size_t i = c->n_objs; i-- > 0;) {
+        c_obj_t *o = &c->objs[i];
+        for (size_t k = 0; k <= o->n_alias; k++) {
+            h5p_alias_t a = {o->lo, o->hi, o->plen, k == o->n_alias ? o->more : 0};
+            const char *p = k < o->n_alias ? o->alias[k] : "";
+            if (o->lo < o->hi && (k < o->n_alias || a.more) &&
+                na_h5p_send(c->sock, H5P_ALIAS, 0, &a, sizeof a, p, strlen(p)) != 0)
+                c_die(c);
+            if (k < o->n_alias)
+                free(o->alias[k]);
+        }
+        free(o->alias);
+    }
+    free(c->objs);
+    free(c->seen);
+    c->objs = NULL;
+    c->seen = NULL;
+    c->n_objs = c->cap_objs = c->seen_cap = 0;
 }
 
 /* ---- datasets ------------------------------------------------------------ */
@@ -894,6 +969,8 @@ static char *join(const char *g, const char *name)
 
 static void visit_group(child_t *c, hid_t g, const char *gpath, int depth);
 static void visit_link(child_t *c, hid_t g, const char *name, const char *path, int depth);
+static void visit_object(child_t *c, hid_t g, const char *name, const char *path, int depth,
+                         H5O_type_t type);
 
 /* Remember soft link NAME of group g for the second pass: an object that a
  * soft link reaches must be named by its hard link (the path that clean's
@@ -1000,9 +1077,24 @@ static void visit_link(child_t *c, hid_t g, const char *name, const char *path, 
         soft_defer(c, g, name);
         return;
     }
-    if (seen_before(c, oi.addr))
-        return; /* a second hard link or a soft link: audited once */
-    if (oi.type == H5O_TYPE_GROUP) {
+    size_t ix;
+    if (seen_before(c, oi.addr, &ix)) {
+        /* audited once; another hard link is another name of it, which
+         * clean's patterns match (soft links are not: h5py's .name and
+         * h5dump name objects by hard links) */
+        if (li.type == H5L_TYPE_HARD)
+            obj_alias(c, ix, path);
+        return;
+    }
+    c->objs[ix].plen = strlen(path);
+    visit_object(c, g, name, path, depth, oi.type);
+    c->objs[ix].hi = c->n; /* objs may have moved: by index */
+}
+
+static void visit_object(child_t *c, hid_t g, const char *name, const char *path, int depth,
+                         H5O_type_t type)
+{
+    if (type == H5O_TYPE_GROUP) {
         if (depth >= 64) {
             c_note(c, "%s: groups nested deeper than 64 levels, not walked", path);
             return;
@@ -1017,7 +1109,7 @@ static void visit_link(child_t *c, hid_t g, const char *name, const char *path, 
         }
         visit_group(c, sub, path, depth + 1);
         H5Gclose(sub);
-    } else if (oi.type == H5O_TYPE_DATASET) {
+    } else if (type == H5O_TYPE_DATASET) {
         visit_dataset(c, g, name, path);
     }
 }
@@ -1518,11 +1610,13 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, i
         _exit(0);
     }
     H5O_info_t oi;
+    size_t ix; /* the root's entries stay [0, 0): no alias for a link to it */
     if (H5Oget_info2(root, &oi, H5O_INFO_BASIC) >= 0)
-        seen_before(&c, oi.addr);
+        seen_before(&c, oi.addr, &ix);
     H5Eclear2(H5E_DEFAULT);
     visit_group(&c, root, "/", 0);
     soft_follow(&c);
+    send_aliases(&c);
     H5Gclose(root);
     if (na_h5p_send(sock, H5P_DONE, 0, NULL, 0, NULL, 0) != 0)
         c_die(&c);

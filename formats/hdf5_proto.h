@@ -16,8 +16,9 @@
  * reads data windows with H5Dread; the parent scans them in place.
  *
  * Every message is a h5p_hdr_t followed by `len` payload bytes. Sequence:
- *   child  -> parent: ENTRY* (the catalog, storage order), then DONE or
- *                     FAIL (the file cannot be opened: payload = message)
+ *   child  -> parent: ENTRY* (the catalog, storage order), ALIAS*, then
+ *                     DONE or FAIL (the file cannot be opened: payload =
+ *                     message)
  *   parent -> child : READ {entry, first element, count}
  *   child  -> parent: DATA (count * elem_size bytes now in the mapping)
  *                     or FAIL (payload = one-line message)
@@ -26,6 +27,7 @@
 #ifndef NA_HDF5_PROTO_H
 #define NA_HDF5_PROTO_H
 
+#include "format.h" /* NA_HDF5_MAX_ALIASES */
 #include "nanaudit.h"
 
 #include <stdint.h>
@@ -39,10 +41,29 @@ enum h5p_type {
     H5P_DATA = 5,
     H5P_QUIT = 6,
     H5P_RAW = 7,  /* READ of stored chunks: DATA payload = h5p_chunk_t[] */
-    H5P_FILL = 8  /* READ {entry, 0, 0}: where the stream is fill value;
+    H5P_FILL = 8, /* READ {entry, 0, 0}: where the stream is fill value;
                    * DATA payload = h5p_fill_t, uint64_t[n_spans][2],
                    * elem_size bytes of the fill element */
+    H5P_ALIAS = 9 /* child -> parent, after the ENTRYs, before DONE:
+                   * payload = h5p_alias_t + another hard-link path of an
+                   * object; takes no catalog index */
 };
+
+/* An object (dataset or group) met again through another hard link
+ * (h5py: f['b'] = f['a']): its visit sent catalog entries [lo, hi), each
+ * named by the object's first path (plen bytes) plus a suffix (".real",
+ * "@attr", "/member"); the other path, which follows this struct
+ * (possibly empty), names each of them with the same suffix. Sent for
+ * the object met last first, so that a group's other paths reach the
+ * other paths its members already have (hdf5.c). more: links
+ * beyond the NA_HDF5_MAX_ALIASES the child keeps per object, counted but
+ * not sent, so a file with millions of links to one dataset costs
+ * bounded memory on both sides. */
+typedef struct h5p_alias {
+    uint64_t lo, hi;
+    uint64_t plen;
+    uint64_t more;
+} h5p_alias_t;
 
 /* Answer to H5P_FILL: the flat bounds [lo, hi] (inclusive, ascending by
  * lo, possibly overlapping) of the entry's allocated chunks, and the

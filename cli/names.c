@@ -1,0 +1,41 @@
+/*
+ * names.c - which names a tensor answers to, for clean's --include,
+ * --exclude and --together patterns and its --apply-params lookup.
+ *
+ * A tensor is listed under one name, but an HDF5 dataset reachable
+ * through several hard links (h5py: f['b'] = f['a']) has a path for each
+ * (HDF5 User's Guide, "HDF5 Groups": every hard link to an object is an
+ * equal name of it; h5py's .name gives one of them). The reader lists it
+ * once, under its first path in walk order (formats/hdf5_child.c), and
+ * keeps the others (na_hdf5_aliases, at most NA_HDF5_MAX_ALIASES): a
+ * pattern a user writes for any of them names the same data.
+ */
+#include "cli.h"
+#include "clean_params.h"
+
+#include <fnmatch.h> /* fnmatch */
+
+int cli_name_match(const na_input_t *in, size_t i, const char *name, const char *pat)
+{
+    if (name != NULL && fnmatch(pat, name, 0) == 0)
+        return 1;
+    const char *const *alias;
+    size_t n = na_hdf5_aliases(in, i, &alias, NULL);
+    for (size_t k = 0; k < n; k++)
+        if (fnmatch(pat, alias[k], 0) == 0)
+            return 1;
+    return 0;
+}
+
+const char *cli_params_key(json_t *root, const na_input_t *in, size_t i, const char *name)
+{
+    json_t *tensors = json_object_get(root, "tensors");
+    if (name == NULL || json_object_get(tensors, name) != NULL)
+        return name;
+    const char *const *alias;
+    size_t n = na_hdf5_aliases(in, i, &alias, NULL);
+    for (size_t k = 0; k < n; k++)
+        if (json_object_get(tensors, alias[k]) != NULL)
+            return alias[k];
+    return name;
+}

@@ -1125,6 +1125,7 @@ static int write_output(crun_t *c)
 
     na_writer_t *w = NULL;
     na_wopts_t wo = {c->r.input, g_tmp, c->o->open.hdf5_timeout};
+    na_sha256_file_quiesce(c->sha); /* the HDF5 writer forks (write.h) */
     /* A writer's refusal at open is about the input's structure (a .npy
      * of several tensors, a compound dataset's records): it names the
      * input, as the same refusal in --dry-run does (dry_open). */

@@ -33,13 +33,13 @@
 #include <sys/wait.h>   /* waitpid */
 #include <unistd.h>     /* fork, close */
 
-/* ThreadSanitizer's runtime before LLVM 19 does not lock its allocator
- * around fork (llvm-project pull request 96600): an OpenMP worker still
- * freeing its Archer task data when we fork leaves the lock held, and the
- * child's first malloc (inside libhdf5) waits forever. TSan builds stop
- * the OpenMP threads first (omp_pause_resource_all, OpenMP 5.0 section
- * 3.2.43; the next parallel region starts them again). Other builds use
- * glibc's malloc, which is fork-safe, and keep their threads. */
+/* Sanitizer runtimes before LLVM 19 do not lock their allocator around
+ * fork (write.h, NA_FORK_QUIESCE: clean joins its hashing thread before
+ * the writer forks). Under TSan, libomp's workers also run Archer's
+ * callbacks, which allocate, after a parallel region ends: TSan builds
+ * stop the OpenMP threads first (omp_pause_resource_all, OpenMP 5.0
+ * section 3.2.43; the next parallel region starts them again). Other
+ * builds use glibc's malloc, which is fork-safe, and keep their threads. */
 #if defined(__SANITIZE_THREAD__)
 #define NA_TSAN_FORK 1
 #elif defined(__has_feature)

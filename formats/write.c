@@ -282,7 +282,8 @@ na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err)
     return sha_file(path, hex, NULL, err);
 }
 
-/* The thread is detached and posts `done` as its last touch of the job,
+/* The thread is detached (but see NA_FORK_QUIESCE, write.h) and posts
+ * `done` as its last touch of the job,
  * so that a process that ends without joining it (cli/sigbus.c's _exit)
  * leaves no thread unjoined. */
 struct na_sha_job {
@@ -292,6 +293,8 @@ struct na_sha_job {
     na_err_t err;
     atomic_int stop;
     sem_t done;
+    pthread_t th;  /* NA_FORK_QUIESCE: joinable, joined once */
+    int joined;
 };
 
 static void *sha_job_main(void *arg)
@@ -314,17 +317,18 @@ na_sha_job_t *na_sha256_file_start(const char *path)
     }
     atomic_init(&j->stop, 0);
     pthread_attr_t at;
-    pthread_t th;
     int rc = sem_init(&j->done, 0, 0);
     if (rc == 0 && (rc = pthread_attr_init(&at)) == 0) {
+#ifndef NA_FORK_QUIESCE
         pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+#endif
         /* Every signal blocked in the new thread (it inherits the mask),
          * so the caller's handlers (cli/clean.c removes its temporary
          * file) run on the caller's thread. */
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        rc = pthread_create(&th, &at, sha_job_main, j);
+        rc = pthread_create(&j->th, &at, sha_job_main, j);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&at);
     }
@@ -336,10 +340,23 @@ na_sha_job_t *na_sha256_file_start(const char *path)
     return j;
 }
 
+void na_sha256_file_quiesce(na_sha_job_t *j)
+{
+#ifdef NA_FORK_QUIESCE
+    if (j && !j->joined) {
+        pthread_join(j->th, NULL); /* after its sem_post: done stays posted */
+        j->joined = 1;
+    }
+#else
+    (void)j;
+#endif
+}
+
 na_status_t na_sha256_file_join(na_sha_job_t *j, char hex[65], na_err_t *err)
 {
     while (sem_wait(&j->done) != 0 && errno == EINTR)
         ;
+    na_sha256_file_quiesce(j); /* a joinable thread is joined */
     na_status_t st = j->st;
     if (st == NA_OK)
         memcpy(hex, j->hex, 65);

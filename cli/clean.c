@@ -340,6 +340,13 @@ static int check_output(crun_t *c)
     size_t n_in = co->apply_params ? 2 : 1;
     const char *out = co->output;
     int rc = early_usage(c->o);
+    if (!rc)
+        rc = cli_check_dash(CLI_CLEAN, c->o->report, "--report",
+                            "--format json prints the JSON report on standard output");
+    if (!rc)
+        rc = cli_check_dash(CLI_CLEAN, co->save_params, "--save-params", NULL);
+    if (!rc)
+        rc = cli_check_dash(CLI_CLEAN, out, "-o", NULL);
     if (rc)
         return rc;
     /* --report and --save-params first: neither may replace the input or
@@ -871,6 +878,14 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
         if (!e->cleaned && na_input_tensor(c->in, i, &t, &terr) == NA_OK)
             w->byte_order = t.byte_order;
         w->normalized = normalizes(c, e); /* its warning: warn_packing */
+        w->computes = e->cleaned && (w->normalized || c->eng.nonfinite == NA_NF_MEAN ||
+                                     c->eng.nonfinite == NA_NF_VALUE ||
+                                     (c->eng.method != NA_OM_NONE &&
+                                      (c->eng.action == NA_OA_CLIP ||
+                                       c->eng.action == NA_OA_MEAN)));
+        /* raw has no header: the copy keeps the input's --endian */
+        w->big_out = e->cleaned && !strcmp(c->r.format, "raw") &&
+                     c->o->open.raw_endian == NA_BIG;
         w->ndim = e->ndim;
         memcpy(w->shape, e->cleaned ? e->ct.out_shape : e->shape, sizeof w->shape);
         src[m++] = i;
@@ -969,7 +984,7 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
     na_open_opts_t oo = c->o->open;
     if (!strcmp(c->r.format, "raw")) {
         oo.raw_dtype = wt[0].dtype;
-        oo.raw_endian = NA_LITTLE;
+        oo.raw_endian = c->o->open.raw_endian; /* copied bytes and big_out alike */
         oo.raw_offset = 0;
         oo.raw_length = NA_RAW_TO_EOF;
         oo.raw_ndim = wt[0].ndim;
@@ -1363,6 +1378,7 @@ int cli_clean(const cli_opts_t *o)
         return cli_exit_for_status(st);
     }
     c.r.format = na_input_format(c.in);
+    cli_warn_out_format(c.r.output, c.r.format);
     /* every parallel region of lib/clean.c and the verification's scan;
      * OMP_NUM_THREADS is held to --threads' range (libgomp fails, or
      * crashes, creating 50,000 threads) */
@@ -1407,11 +1423,18 @@ int cli_clean(const cli_opts_t *o)
         for (size_t i = 0; pj && i < c.r.n; i++)
             if (c.r.e[i].cleaned)
                 cli_params_add(pj, c.r.e[i].name, &c.r.e[i].ct);
-        if (!pj || cli_params_save(pj, o->clean.save_params) != 0) {
-            cli_error(o->clean.save_params, "cannot write the parameters");
-            rc = cli_exit_merge(rc, 4);
-        }
+        errno = 0;
+        int bad = !pj || cli_params_save(pj, o->clean.save_params) != 0;
+        int why = pj ? errno : ENOMEM;
         json_decref(pj);
+        /* Before the output: a failed run leaves nothing under OUT, and
+         * cleaned training data without its parameters cannot be
+         * reproduced on the test set (the fourth fresh-user round) */
+        if (bad) {
+            cli_error(o->clean.save_params, "cannot write the parameters: %s",
+                      why ? strerror(why) : "write error");
+            return finish(&c, cli_exit_merge(rc, 4));
+        }
     }
     uint64_t clean_bytes = 0; /* --device auto decides on the bytes to clean */
     for (size_t i = 0; i < c.r.n; i++)

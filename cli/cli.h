@@ -121,6 +121,15 @@ int cli_same_path(const char *a, const char *b);
  * output would otherwise be written first); 0 otherwise. */
 int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,
                           size_t n_inputs, const char *output, int creatable);
+/* A file nanaudit writes (flag "-o", "--report", "--save-params") named
+ * "-": 2 after a usage error of command cmd (CLI_SCAN, CLI_CLEAN; hint:
+ * NULL or where the same output goes to standard output), since '-' is
+ * never standard output here; 0 for any other path (./- included). */
+int cli_check_dash(int cmd, const char *path, const char *flag, const char *hint);
+/* clean writes the input's format (format: na_input_format's name) under
+ * any name: one warning line when OUT's extension names another format
+ * (.safetensors, .npy, .npz, .h5/.hdf5/.nc), none otherwise. */
+void cli_warn_out_format(const char *out, const char *format);
 
 /* names.c: 1 when glob pat (fnmatch(3), no flags) matches tensor i of
  * in, whose name is `name`, or another name of the same object (the

@@ -12,6 +12,7 @@
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* realpath, free */
 #include <string.h>   /* strrchr, strcmp, strerror */
+#include <strings.h>  /* strcasecmp */
 #include <sys/stat.h> /* stat, S_ISDIR */
 #include <unistd.h>   /* access */
 
@@ -49,6 +50,43 @@ int cli_same_path(const char *a, const char *b)
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
     char ca[PATH_MAX], cb[PATH_MAX];
     return canon(a, ca) == 0 && canon(b, cb) == 0 && !strcmp(ca, cb);
+}
+
+int cli_check_dash(int cmd, const char *path, const char *flag, const char *hint)
+{
+    /* Many tools write standard output for '-'; nanaudit's reports and
+     * copies are files only, so '-' would silently become ./- (an input
+     * '-' is refused alike, formats/sniff.c). */
+    if (!path || strcmp(path, "-"))
+        return 0;
+    return cli_usage(cmd, "%s: '-' is not standard output: give a file name (./- for a file "
+                     "named '-'%s%s)", flag, hint ? "; " : "", hint ? hint : "");
+}
+
+void cli_warn_out_format(const char *out, const char *format)
+{
+    /* extension, the format clean writes for it, and how to say both */
+    static const struct {
+        const char *ext, *format, *says;
+    } kind[] = {{".safetensors", "safetensors", "a safetensors file"},
+                {".npy", "npy", "a NumPy .npy file"},
+                {".npz", "npz", "a NumPy .npz file"},
+                {".h5", "hdf5", "an HDF5 file"},
+                {".hdf5", "hdf5", "an HDF5 file"},
+                {".nc", "hdf5", "an HDF5 file"},
+                {".raw", "raw", "a raw file"}};
+    const char *named = NULL, *is = NULL;
+    size_t n = out ? strlen(out) : 0;
+    for (size_t i = 0; i < sizeof kind / sizeof kind[0]; i++) {
+        size_t k = strlen(kind[i].ext);
+        if (n > k && !strcasecmp(out + n - k, kind[i].ext) && strcmp(kind[i].format, format))
+            named = kind[i].says;
+        if (!strcmp(kind[i].format, format))
+            is = kind[i].says;
+    }
+    if (named && is)
+        cli_warn(out, "named like %s, but clean writes the input's format: this is %s",
+                 named, is);
 }
 
 int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,

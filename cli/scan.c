@@ -312,7 +312,10 @@ int cli_scan(const cli_opts_t *o)
     for (size_t k = 0; k < o->n_reports; k++) { /* before any work (paths.c) */
         /* scan changes nothing: a report that cannot be written is exit
          * 4 at the end, after the others (tests/cli/gate_reports.sh) */
-        int rc = cli_check_side_output(o->reports[k], "--report", o->inputs, o->n_inputs, NULL, 0);
+        int rc = cli_check_dash(CLI_SCAN, o->reports[k], "--report",
+                                "--format json prints the JSON report on standard output");
+        if (!rc)
+            rc = cli_check_side_output(o->reports[k], "--report", o->inputs, o->n_inputs, NULL, 0);
         if (!rc && o->policy_path) /* the policy is an input too */
             rc = cli_check_side_output(o->reports[k], "--report", &o->policy_path, 1, NULL, 0);
         if (rc)

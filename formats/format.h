@@ -38,7 +38,8 @@ typedef enum na_kind_of_file {
     NA_FILE_NPY,          /* "\x93NUMPY" (npy.c) */
     NA_FILE_NPZ,          /* zip whose members are all *.npy (npz.c) */
     NA_FILE_TORCH,        /* zip with one DIR/data.pkl: torch.save (torch.c) */
-    NA_FILE_PICKLE        /* \x80 then protocol 2..5: legacy torch.save (torch.c) */
+    NA_FILE_PICKLE,       /* \x80 then protocol 2..5: legacy torch.save (torch.c) */
+    NA_FILE_GGUF          /* "GGUF" (llama.cpp, ggml docs/gguf.md): no reader yet */
 } na_kind_of_file_t;
 
 /* Options that affect opening. */

@@ -45,8 +45,9 @@
  *
  * A check (h5w_job_t.output NULL: clean --dry-run) runs this same walk,
  * so every refusal above (user-defined links, a lossy scale-offset
- * filter, external or virtual storage, compound records that cannot be
- * rewritten) is decided by the code that decides it in a real run, with
+ * filter, a reduced-precision float type, external or virtual storage,
+ * compound records that cannot be rewritten) is decided by the code
+ * that decides it in a real run, with
  * the same message and status. It copies structure only, never data:
  * the output is an in-memory file (core driver, no backing store:
  * nothing is created on disk); an untouched dataset becomes an empty
@@ -715,7 +716,7 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
  * dims (a fixed maximum extent follows the extent; chunks that no longer
  * fit are shrunk), then copy src's attributes. The new dataset or -1. */
 static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t lcpl, hid_t ty,
-                      const uint64_t *dims, const char *path, int drop_packing)
+                      const uint64_t *dims, const char *path, int drop_packing, int computes)
 {
     hid_t ssp = H5Dget_space(src), dcpl = H5Dget_create_plist(src), sp = -1, out = -1;
     if (ssp < 0 || dcpl < 0) {
@@ -739,6 +740,23 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
         w_err(c, NA_E_USAGE, "%s: its scale-offset filter would store the cleaned floating "
               "point values with a fixed number of decimal digits (lossy), so they could not "
               "be written exactly: --exclude it", path);
+        goto done;
+    }
+    /* Likewise a float type that keeps fewer bits than it occupies
+     * (H5Tset_precision, what the n-bit filter packs) when clean computes
+     * new values (computes: na_wtensor_t.computes): libhdf5 rounds them to
+     * it, so the verification would fail (exit 4). Dropped rows and zero
+     * fills are exact. --out-dtype gives a native type; an array type is
+     * checked by its element type. */
+    hid_t fty = !computes ? -1 : H5Tget_class(ty) == H5T_ARRAY ? H5Tget_super(ty) : H5Tcopy(ty);
+    size_t fprec = fty >= 0 && H5Tget_class(fty) == H5T_FLOAT ? H5Tget_precision(fty) : 0;
+    size_t fbits = fty >= 0 ? 8 * H5Tget_size(fty) : 0;
+    if (fty >= 0)
+        H5Tclose(fty);
+    if (fprec && fprec < fbits) {
+        w_err(c, NA_E_USAGE, "%s: its floating point type keeps %zu of its %zu bits (reduced "
+              "precision, as the n-bit filter packs), so the cleaned values could not be "
+              "written exactly: --out-dtype F64 or --exclude it", path, fprec, fbits);
         goto done;
     }
     int nd = H5Sget_simple_extent_ndims(ssp);
@@ -913,7 +931,8 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         if (cl.memtype >= 0)
             H5Tclose(cl.memtype);
         ty = same_types ? H5Tcopy(ft) : out_type(ft, w0->dtype, 1);
-        out = ty < 0 ? -1 : recreate(c, src, dst, name, lcpl, ty, w0->shape, path, w0->normalized);
+        out = ty < 0 ? -1 : recreate(c, src, dst, name, lcpl, ty, w0->shape, path, w0->normalized,
+                                     w0->computes);
         r = out < 0 ? w_err(c, NA_E_WRITE, "%s: cannot write dtype %s", path,
                             na_dtype_name(w0->dtype))
                     : 0;
@@ -935,7 +954,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
             H5Tclose(ty);
             ty = H5Tcopy(ft);
         }
-        if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path, 0)) < 0)
+        if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path, 0, 0)) < 0)
             r = -1;
     }
     for (size_t k = 0; r == 0 && k < nj; k++) {

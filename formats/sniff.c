@@ -132,6 +132,10 @@ na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
         return NA_FILE_GIT_LFS;
     if (n >= 4 && memcmp(head, "CDF", 3) == 0 && (head[3] == 1 || head[3] == 2 || head[3] == 5))
         return NA_FILE_NETCDF3;
+    /* GGUF's magic (ggml docs/gguf.md): named, so that it is not taken
+     * for unknown data that --dtype could read raw */
+    if (n >= 4 && memcmp(head, "GGUF", 4) == 0)
+        return NA_FILE_GGUF;
     if (is_safetensors(head, n, size))
         return NA_FILE_SAFETENSORS;
     size_t i = skip_ws(head, 0, n);
@@ -157,6 +161,7 @@ const char *na_kind_of_file_str(na_kind_of_file_t k)
     case NA_FILE_NPZ: return "NumPy .npz";
     case NA_FILE_TORCH: return "PyTorch checkpoint";
     case NA_FILE_PICKLE: return "pickle (legacy PyTorch checkpoint)";
+    case NA_FILE_GGUF: return "GGUF";
     case NA_FILE_UNKNOWN: break;
     }
     return "unrecognised content";
@@ -379,6 +384,9 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
 #endif
     case NA_FILE_NETCDF3:
         return na_err_set(err, NA_E_UNSUPPORTED, "netCDF-3 classic, not supported");
+    case NA_FILE_GGUF:
+        return na_err_set(err, NA_E_UNSUPPORTED, "GGUF model file (llama.cpp): not supported yet "
+                          "(a GGUF reader is planned); its tensors are not audited");
     case NA_FILE_GZIP:
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "gzip-compressed file: give --dtype to audit it as raw data");

@@ -160,7 +160,7 @@ static int name_claims_data(const char *path)
 
 static int content_is_data(na_kind_of_file_t k)
 {
-    return k == NA_FILE_HDF5 || k == NA_FILE_NETCDF3;
+    return k == NA_FILE_HDF5 || k == NA_FILE_NETCDF3 || k == NA_FILE_GGUF;
 }
 
 /* ---- files and indexes ------------------------------------------------ */

@@ -44,6 +44,13 @@ typedef struct na_wtensor {
     int normalized;    /* cleaned with --normalize: the HDF5 writer drops the
                         * attributes describing stored values (CF packing,
                         * na_tensor_t.packed) */
+    int computes;      /* cleaned values may be new numbers (--normalize, a
+                        * mean or value=X fill, outliers clipped or set to
+                        * the mean): the HDF5 writer refuses a float type
+                        * of reduced precision, which would round them */
+    int big_out;       /* raw, cleaned: write it big-endian, the input's
+                        * --endian (raw has no header to say which order):
+                        * the raw writer reverses each element's bytes */
 } na_wtensor_t;
 
 /* Where the writer's file and its input are, for writers that need more

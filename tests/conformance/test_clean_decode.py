@@ -106,7 +106,8 @@ def test_big_endian():
                            capture_output=True, text=True)
         check(f"big-endian {dname}: exit", p.returncode == 0, p.stderr)
         oa = np.fromfile(a, dtype="<f2" if dname == "F16" else "<f4")
-        ob = np.fromfile(b, dtype="<f2" if dname == "F16" else "<f4")
+        # raw output keeps the input's byte order (clean_raw_endian.sh)
+        ob = np.fromfile(b, dtype=">f2" if dname == "F16" else ">f4")
         check(f"big-endian {dname} == little-endian", np.array_equal(oa, ob), "")
 
 

@@ -511,6 +511,16 @@ static int fit_all(crun_t *c)
             }
             continue;
         }
+        /* A scalar (rank 0: a training step, a netCDF grid-mapping or
+         * time variable) has no feature axis: normalized it would become
+         * LO or 0, and it is never an outlier. Copied unless --include
+         * names it; its NaN/Inf are counted as any copied tensor's. */
+        if (t.ndim == 0 && c->o->clean.n_include == 0) {
+            snprintf(e->reason, sizeof e->reason,
+                     "a scalar (rank 0): copied unchanged (--include it to clean it)");
+            rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
+            continue;
+        }
         st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
         if (st == NA_E_UNSUPPORTED && c->o->clean.n_include == 0) {
             set_reason(e, err.msg);

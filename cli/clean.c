@@ -453,6 +453,17 @@ static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *
     return left ? 1 : 0;
 }
 
+static int together_match(const na_input_t *in, size_t i, const char *spec, const char *name);
+
+/* 1 when a --together value names entry i (named name). */
+static int named_together(const crun_t *c, size_t i, const char *name)
+{
+    for (size_t g = 0; name && g < c->o->clean.n_together; g++)
+        if (together_match(c->in, i, c->o->clean.together[g], name))
+            return 1;
+    return 0;
+}
+
 /* Per entry: select, prepare, fit. Returns the exit code so far. */
 static int fit_all(crun_t *c)
 {
@@ -513,11 +524,16 @@ static int fit_all(crun_t *c)
         }
         /* A scalar (rank 0: a training step, a netCDF grid-mapping or
          * time variable) has no feature axis: normalized it would become
-         * LO or 0, and it is never an outlier. Copied unless --include
-         * names it; its NaN/Inf are counted as any copied tensor's. */
-        if (t.ndim == 0 && c->o->clean.n_include == 0) {
-            snprintf(e->reason, sizeof e->reason,
-                     "a scalar (rank 0): copied unchanged (--include it to clean it)");
+         * LO or 0, and it is never an outlier. An HDF5 dimension scale
+         * (a netCDF-4 coordinate: /time, /lat) holds coordinates, not
+         * data: normalized, the grid would be lost. Copied unless
+         * --include or --together names them (a coordinate that loses
+         * rows with its data); their NaN/Inf are counted as any copied
+         * tensor's. */
+        if ((t.ndim == 0 || t.dim_scale) && c->o->clean.n_include == 0 &&
+            !named_together(c, i, t.name)) {
+            snprintf(e->reason, sizeof e->reason, "%s: copied unchanged (--include it to clean it)",
+                     t.dim_scale ? "an HDF5 dimension scale (coordinates)" : "a scalar (rank 0)");
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
         }

@@ -333,6 +333,7 @@ typedef struct c_ds {
     uint32_t n_missing;
     double missing[2];
     uint32_t packed;        /* has an attribute na_h5_packing_attr names */
+    uint32_t dim_scale;     /* na_h5_is_dim_scale */
     int filter_missing;     /* a filter is not available */
     char filter_msg[300];
     char detail[600];
@@ -493,6 +494,7 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
 {
     static const char *names[2] = {"_FillValue", "missing_value"};
     d->packed = (uint32_t)na_h5_has_packing(dset);
+    d->dim_scale = (uint32_t)na_h5_is_dim_scale(dset);
     H5T_class_t fcl = H5Tget_class(ft);
     int cast = (fcl == H5T_INTEGER || fcl == H5T_FLOAT) && H5Tget_size(ft) <= sizeof(double);
     for (int k = 0; k < 2; k++) {
@@ -641,6 +643,7 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     o.e.elem_size = ty->esize;
     o.e.n_missing = d->n_missing;
     o.e.packed = d->packed;
+    o.e.dim_scale = d->dim_scale;
     memcpy(o.e.missing, d->missing, sizeof o.e.missing);
     snprintf(o.detail, sizeof o.detail, "%s", d->detail);
     snprintf(o.reason, sizeof o.reason, "%s", ty->reason);

@@ -119,6 +119,7 @@ typedef struct h5p_entry {
     uint32_t constant;           /* no storage allocated: all fill value */
     uint32_t par_mode;           /* H5P_PAR_*: raw chunks inflated here */
     uint32_t packed;             /* CF packing/valid-range attributes (na_h5_packing_attr) */
+    uint32_t dim_scale;          /* a dimension scale (na_h5_is_dim_scale) */
     uint64_t chunk_elems;        /* elements per chunk (whole rows) */
     uint64_t chunk0;             /* chunk extent along dim 0 */
     uint64_t direct_offset;      /* file offset of the stream's bytes as

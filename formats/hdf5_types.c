@@ -245,6 +245,47 @@ int na_h5_has_packing(hid_t obj)
     return has;
 }
 
+int na_h5_is_dim_scale(hid_t dset)
+{
+    /* HDF5 Dimension Scale Specification 1.0, section 4.2: a dimension
+     * scale has attribute CLASS, a string "DIMENSION_SCALE" (H5DSset_scale
+     * writes it fixed-length, null-terminated; netCDF-4 writes its
+     * coordinate variables and dimensions this way). */
+    static const char want[] = "DIMENSION_SCALE";
+    int is = 0;
+    if (H5Aexists(dset, "CLASS") > 0) {
+        hid_t a = H5Aopen(dset, "CLASS", H5P_DEFAULT);
+        hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+        hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+        if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_STRING &&
+            H5Sget_simple_extent_npoints(sp) == 1) {
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            if (H5Tis_variable_str(ft) > 0) {
+                char *v = NULL;
+                if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0) {
+                    is = v != NULL && !strcmp(v, want);
+                    H5free_memory(v);
+                }
+            } else if (H5Tget_size(ft) < 64) {
+                char v[64] = {0};
+                if (mt >= 0 && H5Tset_size(mt, sizeof v) >= 0 &&
+                    H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 && H5Aread(a, mt, v) >= 0)
+                    is = !strcmp(v, want);
+            }
+            if (mt >= 0)
+                H5Tclose(mt);
+        }
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (ft >= 0)
+            H5Tclose(ft);
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    return is;
+}
+
 void na_h5t_classify(hid_t ft, c_type_t *r)
 {
     memset(r, 0, sizeof *r);

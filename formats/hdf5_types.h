@@ -52,6 +52,10 @@ int na_h5c_is_complex(hid_t ct);
 int na_h5_packing_attr(const char *name);
 /* 1 when object obj has one of those attributes (errors read as 0). */
 int na_h5_has_packing(hid_t obj);
+/* 1 when dataset dset is a dimension scale (attribute CLASS =
+ * "DIMENSION_SCALE": a netCDF-4 coordinate variable or dimension);
+ * errors read as 0. */
+int na_h5_is_dim_scale(hid_t dset);
 
 #endif /* NA_HAVE_HDF5 */
 #endif /* NA_HDF5_TYPES_H */

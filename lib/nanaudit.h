@@ -213,6 +213,10 @@ typedef struct na_tensor {
      * add_offset, valid_min/max/range on an HDF5 dataset); the HDF5 writer
      * drops them from a normalized copy and clean warns (formats/hdf5.c). */
     int packed;
+    /* 1: an HDF5 dimension scale (attribute CLASS = "DIMENSION_SCALE":
+     * a netCDF-4 coordinate variable such as /time or /lat): coordinates,
+     * not data, which clean copies unless --include names them. */
+    int dim_scale;
 } na_tensor_t;
 
 /* Row-major (C-order) multi-index of flat index `flat` in `shape`

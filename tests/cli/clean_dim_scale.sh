@@ -1,0 +1,61 @@
+#!/bin/bash
+# HDF5 dimension scales (netCDF-4 coordinate variables: /time, /lat) are
+# coordinates, not data: clean copies them unless --include or --together
+# names them (fourth fresh-user round: the README's netCDF example turned
+# a file's x/y coordinates into z-scores). Rows dropped from the data
+# still cannot leave the coordinate misaligned: that is refused with the
+# --together hint, and --together /x,/time drops the row from both.
+. "$(dirname "$0")/helpers.sh"
+skip_without_hdf5
+cd "$T" || exit 1
+N="$NANAUDIT"
+"$NA_PYTHON" - <<'PY' || fail "making inputs"
+import h5py, numpy as np
+with h5py.File("ds.h5", "w") as f:
+    t = f.create_dataset("time", data=np.arange(20.0) + 100)
+    t.make_scale("time")
+    x = np.arange(20.0) * 2; x[3] = np.nan
+    d = f.create_dataset("x", data=x)
+    d.dims[0].attach_scale(t)
+PY
+SCALE="an HDF5 dimension scale (coordinates): copied unchanged (--include it to clean it)"
+# normalized data, coordinates untouched
+expect_exit 0 "$N" clean ds.h5 -o n.h5 --nonfinite zero --normalize zscore --format json
+expect_json "$T/stdout" '[(t["name"], t["status"], t.get("reason")) for t in j["tensors"]]' \
+    "[[\"/time\", \"copied\", \"$SCALE\"], [\"/x\", \"cleaned\", null]]"
+"$NA_PYTHON" - <<'PY' || fail "n.h5 values"
+import h5py, numpy as np
+with h5py.File("n.h5") as f:
+    assert f["time"][:].tolist() == (np.arange(20.0) + 100).tolist(), f["time"][:]
+    assert f["time"].attrs["CLASS"] == b"DIMENSION_SCALE"
+    x = np.arange(20.0) * 2; x[3] = 0.0
+    assert np.allclose(f["x"][:], (x - x.mean()) / x.std(), rtol=0, atol=1e-12), f["x"][:]
+    assert f["x"].dims[0][0].name == "/time"
+PY
+# dropping a row from /x alone would misalign it with its coordinate
+expect_exit 2 "$N" clean ds.h5 -o d.h5 --max-drop-fraction 0.5
+expect_stderr_contains "dropping 1 samples from '/x' would misalign it with '/time' (both have 20 rows)"
+[ ! -e d.h5 ] || fail "d.h5 written"
+# --together names the coordinate: the row goes from both
+expect_exit 0 "$N" clean -q ds.h5 -o t.h5 --max-drop-fraction 0.5 --together /x,/time
+"$NA_PYTHON" - <<'PY' || fail "t.h5 values"
+import h5py, numpy as np
+keep = [i for i in range(20) if i != 3]
+with h5py.File("t.h5") as f:
+    assert f["time"][:].tolist() == [i + 100.0 for i in keep], f["time"][:]
+    assert f["x"][:].tolist() == [i * 2.0 for i in keep], f["x"][:]
+    assert f["time"].attrs["CLASS"] == b"DIMENSION_SCALE" and f["x"].dims[0][0].name == "/time"
+PY
+# --include names it: cleaned as asked
+expect_exit 0 "$N" clean -q ds.h5 -o i.h5 --include /time --normalize minmax
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+with h5py.File("i.h5") as f:
+    assert np.allclose(f["time"][:], np.arange(20.0) / 19, rtol=0, atol=1e-15), f["time"][:]' ||
+    fail "i.h5 values"
+# a netCDF-4 file written by netCDF-C: its dimensions are copied
+expect_exit 0 "$N" clean --dry-run "$NA_TEST_DATA/real/netcdf/nc4py-issue672.nc" --normalize zscore
+expect_stdout_contains "/numCells: copied: $SCALE"
+expect_stdout_contains "/numSigma: copied: $SCALE"
+expect_stdout_contains "/azi_angle_trip: I16 -> F32"
+pass

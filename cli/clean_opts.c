@@ -35,6 +35,11 @@ int cli_set_output(cli_opts_t *o, const char *a, const char *n)
 {
     if (!*a)
         return BAD(o, n, a, "a file name");
+    /* one output: a second -o silently replacing the first wrote where
+     * the user did not look (fourth fresh-user round) */
+    if (o->clean.output)
+        return cli_usage(o->cmd, "-o given twice ('%s' and '%s'): clean writes one output",
+                         o->clean.output, a);
     o->clean.output = a;
     return 0;
 }

@@ -594,6 +594,11 @@ void cli_print_help(int cmd)
                "3 unreadable input; 4 write or verification failure. See nanaudit(1).\n");
         return;
     }
+    if (cmd == CLI_INFO) { /* info judges nothing: no policy, no exit 1 */
+        printf("\nExit status: 0 listed, 2 usage error, 3 an input could not be read,\n"
+               "4 internal error (highest wins). See nanaudit(1).\n");
+        return;
+    }
     printf("\nExit status: 0 clean, 1 findings fail the policy, 2 usage error,\n"
            "3 an input could not be read or audited, 4 internal error (highest wins).\n"
            "See nanaudit(1).\n");

@@ -121,4 +121,10 @@ expect_exit 0 "$N" clean xy.safetensors --samples --include x -o xy.out --allow-
 "$NA_PYTHON" -c '
 from safetensors.numpy import load_file
 d = load_file("xy.out"); assert d["x"].shape == (3, 3) and d["y"].shape == (4,), d' || fail "allow-misaligned output"
+
+# one output: a second -o is a usage error, nothing written (it silently
+# replaced the first: fourth fresh-user round)
+expect_exit 2 "$N" clean xy.safetensors -o one.out -o two.out
+expect_stderr_contains "nanaudit: -o given twice ('one.out' and 'two.out'): clean writes one output"
+[ ! -e one.out ] && [ ! -e two.out ] || fail "an output was written"
 pass

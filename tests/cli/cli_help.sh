@@ -24,6 +24,13 @@ done
 grep -q 'ddof=0' "$T/man.txt" || fail "man page does not say ddof=0"
 grep -q 'NO_COLOR' "$T/man.txt" || fail "man page lacks NO_COLOR"
 grep -q 'ddof=0' "$T/h.scan" || fail "scan --help does not say ddof=0"
+# each command's own exit statuses (info has no policy: it printed scan's
+# "1 findings fail the policy", fourth fresh-user round)
+"$NANAUDIT" info --help >"$T/h.info1"
+grep -qF "Exit status: 0 listed, 2 usage error, 3 an input could not be read," "$T/h.info1" ||
+    fail "info --help lacks its exit statuses"
+! grep -qF "fail the policy" "$T/h.info1" || fail "info --help gives scan's exit statuses"
+grep -qF "1 findings fail the policy" "$T/h.scan" || fail "scan --help lacks its exit statuses"
 long="$(cat "$T/h.global" "$T/h.scan" "$T/h.info" | awk 'length($0) > 79')"
 [ -z "$long" ] || fail "--help lines over 79 columns: $long"
 if command -v groff >/dev/null 2>&1; then

@@ -193,8 +193,23 @@ static void warn_packing(const crun_t *c, cli_clean_entry_t *e, const na_tensor_
  * pattern written for a path beyond them matches nothing, which the
  * message should say when the input has such a tensor. */
 _Static_assert(NA_HDF5_MAX_ALIASES == 64, "the hint below says 64");
-static const char *unmatched_hint(const na_input_t *in)
+static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t *e, size_t n,
+                                  const char *pat)
 {
+    /* HDF5 paths start with '/': 'temp' names nothing where '/temp' is a
+     * dataset (fourth fresh-user round), so say which was meant */
+    static char slash[1200];
+    if (pat[0] != '/' && !strcmp(na_input_format(in), "hdf5")) {
+        char full[1100];
+        snprintf(full, sizeof full, "/%s", pat);
+        for (size_t i = 0; i < n; i++) {
+            if (cli_name_match(in, i, e[i].name, full)) {
+                snprintf(slash, sizeof slash, " (HDF5 paths start with '/': did you mean '%s'?)",
+                         full);
+                return slash;
+            }
+        }
+    }
     for (size_t i = 0; i < na_input_count(in); i++) {
         const char *const *alias;
         uint64_t more = 0;
@@ -218,7 +233,8 @@ static void warn_unmatched(const char *input, const na_input_t *in, const cli_cl
         for (size_t i = 0; i < n && !hit; i++)
             hit = cli_name_match(in, i, e[i].name, pat[p]);
         if (!hit)
-            cli_warn(input, "%s '%s' matches no tensor%s", flag, pat[p], unmatched_hint(in));
+            cli_warn(input, "%s '%s' matches no tensor%s", flag, pat[p],
+                     unmatched_hint(in, e, n, pat[p]));
     }
 }
 
@@ -666,7 +682,7 @@ static int join_groups(crun_t *c)
                 hit = cli_name_match(c->in, i, c->r.e[i].name, el);
             if (!hit) {
                 cli_error(c->r.input, "--together: '%s' matches no tensor%s", el,
-                          unmatched_hint(c->in));
+                          unmatched_hint(c->in, c->r.e, c->r.n, el));
                 return 2;
             }
             p += L + (p[L] == ',');

@@ -369,8 +369,16 @@ int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
     }
     size_t nf = (size_t)json_integer_value(json_object_get(e, "features"));
     if (nf != ct->nfeat) {
-        snprintf(why, cap, "tensor '%s': parameters for %zu features, the data has %llu", name,
-                 nf, (unsigned long long)ct->nfeat);
+        /* the usual cause: a --global fit applied without --global, or
+         * the reverse (schema_version 2 records it) */
+        json_t *g = json_object_get(json_object_get(root, "options"), "global");
+        int fit_global = json_is_true(g);
+        snprintf(why, cap, "tensor '%s': parameters for %zu features, the data has %llu%s", name,
+                 nf, (unsigned long long)ct->nfeat,
+                 json_is_boolean(g) && fit_global != (o->global != 0)
+                     ? (fit_global ? " (the file was fitted with --global: give it here too)"
+                                   : " (the file was fitted without --global: leave it out here)")
+                     : "");
         return -1;
     }
     /* --save-params writes null for a statistic of a feature only when the

@@ -920,11 +920,7 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
         if (!e->cleaned && na_input_tensor(c->in, i, &t, &terr) == NA_OK)
             w->byte_order = t.byte_order;
         w->normalized = normalizes(c, e); /* its warning: warn_packing */
-        w->computes = e->cleaned && (w->normalized || c->eng.nonfinite == NA_NF_MEAN ||
-                                     c->eng.nonfinite == NA_NF_VALUE ||
-                                     (c->eng.method != NA_OM_NONE &&
-                                      (c->eng.action == NA_OA_CLIP ||
-                                       c->eng.action == NA_OA_MEAN)));
+        w->computes = e->cleaned && na_clean_computes(&c->eng);
         /* raw has no header: the copy keeps the input's --endian */
         w->big_out = e->cleaned && !strcmp(c->r.format, "raw") &&
                      c->o->open.raw_endian == NA_BIG;

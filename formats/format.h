@@ -18,6 +18,24 @@
 #include "nanaudit.h"
 #include <sys/types.h> /* off_t */
 
+/* Sanitizer runtimes before LLVM 19 (gcc 12's libasan, clang 14's TSan;
+ * fixed by llvm-project pull request 96600) do not lock their allocator
+ * around fork: a thread inside it when another forks (an exiting thread
+ * returns its allocator cache under the allocator's lock) leaves the lock
+ * held in the child, whose first malloc waits forever. The HDF5 children
+ * call libhdf5, which allocates, right after fork. Builds with a
+ * sanitizer therefore let no thread of ours run across a fork: clean
+ * joins its hashing thread (write.h, na_sha256_file_quiesce) and
+ * formats/hdf5.c pauses the OpenMP threads. glibc's malloc is fork-safe,
+ * so other builds keep their threads. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NA_FORK_QUIESCE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NA_FORK_QUIESCE 1
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

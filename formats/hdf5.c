@@ -33,21 +33,12 @@
 #include <sys/wait.h>   /* waitpid */
 #include <unistd.h>     /* fork, close */
 
-/* Sanitizer runtimes before LLVM 19 do not lock their allocator around
- * fork (write.h, NA_FORK_QUIESCE: clean joins its hashing thread before
- * the writer forks). Under TSan, libomp's workers also run Archer's
- * callbacks, which allocate, after a parallel region ends: TSan builds
- * stop the OpenMP threads first (omp_pause_resource_all, OpenMP 5.0
- * section 3.2.43; the next parallel region starts them again). Other
- * builds use glibc's malloc, which is fork-safe, and keep their threads. */
-#if defined(__SANITIZE_THREAD__)
-#define NA_TSAN_FORK 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NA_TSAN_FORK 1
-#endif
-#endif
-#ifdef NA_TSAN_FORK
+/* NA_FORK_QUIESCE (format.h): under TSan, libomp's workers run Archer's
+ * callbacks, which allocate, after a parallel region ends, so sanitizer
+ * builds stop the OpenMP threads before fork (omp_pause_resource_all,
+ * OpenMP 5.0 section 3.2.43, libomp and libgomp alike; the next parallel
+ * region starts them again). */
+#ifdef NA_FORK_QUIESCE
 #include <omp.h>        /* omp_pause_resource_all */
 #endif
 
@@ -686,8 +677,8 @@ na_status_t na_h5p_spawn(uint64_t shm_bytes, na_h5p_child_fn fn, void *arg, pid_
                           (unsigned long long)shm_bytes, strerror(errno));
     }
     *shm = m;
-#ifdef NA_TSAN_FORK
-    omp_pause_resource_all(omp_pause_soft);
+#ifdef NA_FORK_QUIESCE
+    (void)omp_pause_resource_all(omp_pause_soft);
 #endif
     pid_t p = fork();
     if (p < 0) {

@@ -282,7 +282,7 @@ na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err)
     return sha_file(path, hex, NULL, err);
 }
 
-/* The thread is detached (but see NA_FORK_QUIESCE, write.h) and posts
+/* The thread is detached (but see NA_FORK_QUIESCE, format.h) and posts
  * `done` as its last touch of the job,
  * so that a process that ends without joining it (cli/sigbus.c's _exit)
  * leaves no thread unjoined. */

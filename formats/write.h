@@ -181,7 +181,7 @@ na_status_t na_sha256_file(const char *path, char hex[65], na_err_t *err);
  * before fitting: on two cores the 1 GB/s of SHA-256 is otherwise a
  * serial second of a 1 GiB clean). start: NULL when no thread could be
  * made (the caller hashes with na_sha256_file); the thread is detached
- * (joinable with NA_FORK_QUIESCE, below) and blocks every signal.
+ * (joinable with NA_FORK_QUIESCE, format.h) and blocks every signal.
  * join: waits, gives na_sha256_file's result and errors, frees the
  * job. cancel: stops it at its next 1 MiB, waits, frees (NULL ok). */
 typedef struct na_sha_job na_sha_job_t;
@@ -189,21 +189,6 @@ na_sha_job_t *na_sha256_file_start(const char *path);
 na_status_t na_sha256_file_join(na_sha_job_t *j, char hex[65], na_err_t *err);
 void na_sha256_file_cancel(na_sha_job_t *j);
 
-/* Sanitizer runtimes before LLVM 19 (gcc 12's libasan, clang 14's TSan;
- * fixed by llvm-project pull request 96600) do not lock their allocator
- * around fork: a thread inside it when another forks (an exiting thread
- * returns its allocator cache under the allocator's lock) leaves the lock
- * held in the child, whose first malloc waits forever. The HDF5 children
- * call libhdf5, which allocates, right after fork. Builds with a
- * sanitizer therefore let no thread of ours run across a fork. glibc's
- * malloc is fork-safe, so other builds keep the overlap. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NA_FORK_QUIESCE 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define NA_FORK_QUIESCE 1
-#endif
-#endif
 /* With NA_FORK_QUIESCE: wait until j's thread has ended (its hash done),
  * so that a fork may follow; j stays valid for join or cancel. Other
  * builds: nothing. NULL ok. */

@@ -252,6 +252,13 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o,
 na_status_t na_clean_check_out(const na_tensor_t *t, const na_clean_opts_t *o,
                                na_clean_tensor_t *ct, na_err_t *err);
 
+/* 1 when the steps of o can write numbers the input did not hold:
+ * normalization, a mean or value=X fill, outliers clipped or set to the
+ * mean (drop, a zero fill and nan keep the input's values or write 0 or
+ * NaN). A writer whose storage type keeps fewer bits than it occupies
+ * (HDF5's H5Tset_precision) must refuse those (formats/hdf5_wchild.c). */
+int na_clean_computes(const na_clean_opts_t *o);
+
 /* The refusal of na_clean_check_out and na_clean_emit: NA_E_USAGE, err =
  * "NAME: N NaN/Inf value(s) would be written as DTYPE, ...; HINT". */
 na_status_t na_clean_unrep_error(const na_tensor_t *t, const na_clean_tensor_t *ct, uint64_t n,

@@ -8,7 +8,8 @@
  * fit_unrep in clean.c); na_clean_check_out turns that count into the
  * refusal, so that the CLI refuses before it creates the temporary file,
  * and a dry run refuses with the same words. na_clean_emit keeps its own
- * count as a check on the prediction.
+ * count as a check on the prediction. Also na_clean_computes, which the
+ * HDF5 writer's refusal of reduced-precision float types needs.
  */
 #include "clean.h"
 
@@ -30,6 +31,13 @@ na_status_t na_clean_unrep_error(const na_tensor_t *t, const na_clean_tensor_t *
                       ct->passthrough ? "" : "--nonfinite zero|mean|value=X|drop, "
                                              "--outliers clip|mean|drop, ",
                       t->name);
+}
+
+int na_clean_computes(const na_clean_opts_t *o)
+{
+    return o->normalize != NA_NORM_NONE || o->nonfinite == NA_NF_MEAN ||
+           o->nonfinite == NA_NF_VALUE ||
+           (o->method != NA_OM_NONE && (o->action == NA_OA_CLIP || o->action == NA_OA_MEAN));
 }
 
 static na_status_t discard(void *ud, const void *buf, size_t len, na_err_t *err)

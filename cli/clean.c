@@ -503,7 +503,7 @@ static int fit_all(crun_t *c)
         e->status = "copied";
         e->samples = c->samples;
         if (st != NA_OK || !t.src.read || !selected(&c->o->clean, c->in, i, t.name) ||
-            t.stored != t.dtype) {
+            t.stored != t.dtype || t.part) {
             int sel = selected(&c->o->clean, c->in, i, t.name ? t.name : "");
             if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
                 /* Fail closed (DESIGN.md): a selected numeric tensor that
@@ -516,21 +516,32 @@ static int fit_all(crun_t *c)
                 rc = cli_exit_merge(rc, cli_exit_for_status(st));
                 continue;
             }
-            if (t.stored != t.dtype)
+            if (t.part) /* the writers cannot put one part back (nanaudit.h) */
+                snprintf(e->reason, sizeof e->reason, "%s",
+                         t.part == NA_PART_FIELD
+                             ? "a field of a structured array: copied unchanged (clean cannot "
+                               "write fields back into its records)"
+                             : "a part of a complex array: copied unchanged (clean does not "
+                               "transform complex numbers)");
+            else if (t.stored != t.dtype)
                 snprintf(e->reason, sizeof e->reason, "%s: copied unchanged", na_dtype_name(t.stored));
             else if (st != NA_OK || !t.src.read)
                 set_reason(e, err.msg);
             else
                 snprintf(e->reason, sizeof e->reason, "not selected");
-            if (st == NA_OK && t.src.read && sel && t.stored != t.dtype)
+            if (st == NA_OK && t.src.read && sel && (t.stored != t.dtype || t.part))
                 rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
-            /* .npz members are copied as stored (npz_write.c), object
-             * arrays included: their pickles are copied, never loaded */
-            int raw_copy = !strcmp(c->r.format, "hdf5") || !strcmp(c->r.format, "npz");
+            /* .npz members are copied as stored (npz_write.c), and a .npy
+             * whose array is not cleaned is copied whole (npy_write.c),
+             * object arrays included: their pickles are copied, never
+             * loaded */
+            int raw_copy = !strcmp(c->r.format, "hdf5") || !strcmp(c->r.format, "npz") ||
+                           !strcmp(c->r.format, "npy");
             if (e->dtype == NA_DT_INVALID && !raw_copy) {
-                /* No dtype to write it with (HDF5 copies by H5Ocopy, .npz
-                 * copies a member's stored bytes, npz_write.c): .npy
-                 * object or string arrays. */
+                /* No dtype to write it with, in a format whose writer
+                 * needs one (HDF5 copies by H5Ocopy, .npz and .npy copy
+                 * stored bytes; safetensors and raw have no such
+                 * entries): a guard. */
                 e->status = "error";
                 cli_error(c->r.input, "%s: %s; clean can neither clean nor copy it, nothing written",
                           e->name, e->reason);

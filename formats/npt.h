@@ -215,6 +215,7 @@ typedef struct na_npy_entry {
     uint32_t part_offset; /* added to the field offset (imag part) */
     uint32_t field_offset;
     uint64_t bytes;    /* stored bytes of this entry (info) */
+    int part;          /* na_tensor_t.part: 0, NA_PART_FIELD, NA_PART_COMPLEX */
     na_view_t view;
 } na_npy_entry_t;
 

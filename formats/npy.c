@@ -687,6 +687,10 @@ static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
         e->order = f->order;
         e->field_offset = f->sub_ndim ? 0 : f->offset;
         e->part_offset = (uint32_t)(p * (f->esize / 2));
+        /* a named field is a record's (np.dtype([('x', '<f4')]) has one) */
+        e->part = h->n_fields > 1 || *f->name ? NA_PART_FIELD
+                  : parts == 2                ? NA_PART_COMPLEX
+                                              : 0;
         field_view(&e->view, h, f, s, data);
         e->view.scratch = l->scratch;
         uint64_t n = 1;
@@ -758,6 +762,7 @@ na_status_t na_npy_entry_tensor(na_npy_entry_t *e, na_tensor_t *t, na_err_t *err
         t->elements *= t->shape[d];
     t->elem_stride = e->view.rsize;
     t->elem_offset = e->field_offset + e->part_offset;
+    t->part = e->part;
     if (e->kind == NA_NPY_SKIP) {
         /* src.read NULL + NA_OK: listed as skipped (format.h) */
         na_err_set(err, NA_OK, "%s", e->reason);

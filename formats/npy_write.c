@@ -19,16 +19,21 @@
  * (fortran_order False: the reader gathers a Fortran-order input in C
  * order, view.c), little-endian for a cleaned array (na_clean_emit's
  * bytes, the writer's dtype), or the input's byte order for an array
- * copied unchanged (na_wtensor_t.byte_order). A structured input (one
- * tensor per field) and dtypes without a NumPy type string (BF16, F8_*)
- * are refused with a one-line NA_E_UNSUPPORTED error (exit 3, as for a
- * format clean cannot write): nothing is written.
+ * copied unchanged (na_wtensor_t.byte_order). An input with nothing
+ * cleaned - its array not selected, not numeric (object, string), or a
+ * structured or complex array, which clean copies (na_tensor_t.part) -
+ * is copied byte for byte. Dtypes without a NumPy type string (BF16,
+ * F8_*) are refused with a one-line NA_E_UNSUPPORTED error (exit 3, as
+ * for a format clean cannot write): nothing is written.
  */
 #include "write.h"
 
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, malloc, free */
-#include <string.h> /* memcpy, strlen */
+#include <errno.h>  /* errno, EINTR */
+#include <fcntl.h>  /* open */
+#include <string.h> /* memcpy, strlen, strerror */
+#include <unistd.h> /* read, close */
 
 #define NPY_ALIGN 64        /* numpy.lib.format.ARRAY_ALIGN */
 #define NPY_GROWTH_DIGITS 21 /* numpy.lib.format.GROWTH_AXIS_MAX_DIGITS */
@@ -121,20 +126,53 @@ na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap,
     return NA_OK;
 }
 
+/* The input file, byte for byte, through w's buffer. */
+static na_status_t copy_input(na_writer_t *w, const char *path, na_err_t *err)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return na_err_set(err, NA_E_WRITE, "cannot re-open the input to copy it: %s",
+                          strerror(errno));
+    na_status_t st = na_writer_flush(w, err);
+    for (;;) {
+        if (st != NA_OK)
+            break;
+        ssize_t k = read(in, w->buf, NA_WBUF);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            st = na_err_set(err, NA_E_WRITE, "reading the input to copy it: %s",
+                            strerror(errno));
+        if (k <= 0)
+            break;
+        w->used = (size_t)k;
+        st = na_writer_flush(w, err);
+    }
+    close(in);
+    return st;
+}
+
 static na_status_t npy_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t, size_t n,
                              const na_wmeta_t *meta, size_t n_meta, na_writer_t **out,
                              na_err_t *err)
 {
-    (void)o;
     (void)meta; /* .npy has no place for metadata (the change report has it) */
     (void)n_meta;
-    if (n != 1)
+    /* Nothing cleaned (one array not selected, not numeric, or the
+     * parts of a structured or complex array, which clean copies:
+     * nanaudit.h, na_tensor_t.part): the output is the input byte for
+     * byte, its header (Fortran order, byte order, record dtype) and an
+     * object array's pickle (never loaded) included. */
+    int whole = 1;
+    for (size_t i = 0; i < n; i++)
+        whole &= t[i].copied;
+    if (n != 1 && !whole)
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "a .npy file holds one array; this input gives %zu tensors (a "
                           "structured array?): clean cannot write it", n);
     uint8_t head[NA_NPY_WHEADER_MAX];
-    size_t hn;
-    na_status_t st = na_npy_header_build(&t[0], head, sizeof head, &hn, err);
+    size_t hn = 0;
+    na_status_t st = whole ? NA_OK : na_npy_header_build(&t[0], head, sizeof head, &hn, err);
     if (st != NA_OK)
         return st;
     na_writer_t *w = calloc(1, sizeof *w);
@@ -142,7 +180,18 @@ static na_status_t npy_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t,
         return na_err_set(err, NA_E_NOMEM, "out of memory");
     w->v = &npy_wvtbl;
     st = na_writer_base_init(w, fd, t, n, err);
-    if (st == NA_OK)
+    if (st == NA_OK && whole) {
+        w->copies = malloc(n ? n : 1);
+        if (!w->copies)
+            st = na_err_set(err, NA_E_NOMEM, "out of memory");
+        for (size_t i = 0; st == NA_OK && i < n; i++) {
+            w->copies[i] = 1; /* copied here, not sent (na_writer_wants) */
+            w->bytes[i] = 0;
+        }
+        /* o->path NULL: a dry run's check, nothing to copy */
+        if (st == NA_OK && o->path)
+            st = copy_input(w, o->input, err);
+    } else if (st == NA_OK)
         st = na_writer_put(w, head, hn, err);
     if (st != NA_OK) {
         npy_wfree(w);

@@ -217,7 +217,18 @@ typedef struct na_tensor {
      * a netCDF-4 coordinate variable such as /time or /lat): coordinates,
      * not data, which clean copies unless --include names them. */
     int dim_scale;
+    /* Not 0: one of the tensors a reader makes of one stored array
+     * (formats/npy.c, for .npy and .npz): NA_PART_FIELD, a field of a
+     * structured array ("NAME.x"); NA_PART_COMPLEX, the real or imaginary
+     * part of a complex one ("NAME.real"). The .npy and .npz writers
+     * cannot put one part back into its records, so clean copies the
+     * array unchanged. 0 elsewhere (HDF5 compound members are written
+     * back field by field). */
+    int part;
 } na_tensor_t;
+
+#define NA_PART_FIELD 1
+#define NA_PART_COMPLEX 2
 
 /* Row-major (C-order) multi-index of flat index `flat` in `shape`
  * (idx gets ndim entries). */

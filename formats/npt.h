@@ -89,8 +89,10 @@ void na_zip_close(na_zip_t *z); /* NULL ok */
 /* What a zip holds, from its member names: a torch.save archive has
  * exactly one "<dir>/data.pkl" at depth one (PyTorch
  * torch/serialization.py, _save: "archive/data.pkl", any folder name);
- * an .npz holds only "*.npy" members (numpy/lib/_npyio_impl.py, savez).
- * Empty or anything else: NA_FILE_ZIP. */
+ * an .npz holds "*.npy" members (numpy/lib/_npyio_impl.py, savez): no
+ * members at all (np.savez()), or at least one .npy and no data.pkl (a
+ * file added by hand beside them; np.load opens any zip). Anything
+ * else: NA_FILE_ZIP. */
 na_kind_of_file_t na_zip_classify(const na_zip_t *z);
 
 /* ------------------------------------------------------------------ */
@@ -232,6 +234,11 @@ typedef struct na_npy_list {
  * "data truncated: shape (4,) x <f4 needs 16 bytes, the file has 8"). */
 na_status_t na_npy_add_entries(na_npy_list_t *l, const na_npy_header_t *h, const char *prefix,
                                const na_store_t *store, uint64_t data, na_err_t *err);
+/* One skipped entry for an .npz member that is not a .npy file (np.load
+ * lists it under its full name and returns its bytes; numpy/lib/
+ * _npyio_impl.py, NpzFile): named `name`, `bytes` stored bytes (info),
+ * not numeric data (na_input_tensor: NA_OK, src.read NULL). NA_E_NOMEM. */
+na_status_t na_npy_add_other(na_npy_list_t *l, const char *name, uint64_t bytes, na_err_t *err);
 void na_npy_list_free(na_npy_list_t *l);
 /* The na_input_t tensor accessor over one entry. */
 na_status_t na_npy_entry_tensor(na_npy_entry_t *e, na_tensor_t *t, na_err_t *err);

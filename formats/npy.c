@@ -737,6 +737,18 @@ na_status_t na_npy_add_entries(na_npy_list_t *l, const na_npy_header_t *h, const
     return NA_OK;
 }
 
+na_status_t na_npy_add_other(na_npy_list_t *l, const char *name, uint64_t bytes, na_err_t *err)
+{
+    na_npy_entry_t *e = new_entry(l, name, err);
+    if (e == NULL || (e->reason = strdup("not an .npy member (np.load gives its bytes): not "
+                                         "numeric data")) == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    e->kind = NA_NPY_SKIP;
+    e->dtype = e->stored = NA_DT_INVALID;
+    e->bytes = bytes;
+    return NA_OK;
+}
+
 void na_npy_list_free(na_npy_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++) {

@@ -3,7 +3,11 @@
  * them, np.savez_compressed deflates them; numpy/lib/_npyio_impl.py,
  * _savez). Each member is one array named after the member without
  * ".npy" ("x.npy" -> "x"), in archive order; structured and complex
- * members expand as in npy.c ("x.field", "x.real").
+ * members expand as in npy.c ("x.field", "x.real"). A member not named
+ * *.npy (a README added by hand) is what np.load makes of it, bytes under
+ * its full name: a skipped entry, not data (na_zip_classify takes a zip
+ * with at least one .npy member and no data.pkl for an .npz, as np.load
+ * opens any zip).
  *
  * Stored members are read through mmap windows at their data position
  * (unzGetCurrentFileZStreamPos64, zip.c), exactly like a .npy file.
@@ -77,6 +81,8 @@ static na_status_t npz_member(npz_input_t *z, size_t i, size_t win, na_err_t *er
     const na_zip_entry_t *ze = na_zip_entry(z->zip, i);
     char name[1024];
     size_t len = strlen(ze->name);
+    if (len < 4 || strcmp(ze->name + len - 4, ".npy"))
+        return na_npy_add_other(&z->list, ze->name, ze->usize, err);
     snprintf(name, sizeof name, "%.*s", (int)(len >= 4 ? len - 4 : len), ze->name);
     uint8_t head[NA_NPY_MAX_HEADER + 12];
     size_t hn = ze->usize < sizeof head ? (size_t)ze->usize : sizeof head;

@@ -216,6 +216,12 @@ static na_status_t read_member(npz_writer_t *z, npz_member_t *m, size_t i, size_
     m->fi.internal_fa = e->internal_fa;
     m->fi.external_fa = e->external_fa;
     m->first = first;
+    size_t L = strlen(e->name);
+    if (L < 4 || strcmp(e->name + L - 4, ".npy")) {
+        m->count = 1; /* a member that is not an array (npz.c): copied */
+        m->raw = 1;
+        return NA_OK;
+    }
     uint8_t head[NA_NPY_MAX_HEADER + 12];
     size_t hn = e->usize < sizeof head ? (size_t)e->usize : sizeof head;
     na_status_t st = na_zip_read(z->in, i, 0, head, hn, err);
@@ -243,7 +249,8 @@ static na_status_t plan_member(npz_writer_t *z, npz_member_t *m, na_err_t *err)
     for (size_t k = m->first; k < m->first + m->count; k++)
         cleaned |= !z->t[k].copied;
     size_t stem = strlen(m->name);
-    stem -= stem >= 4 ? 4 : 0; /* ".npy" (na_zip_classify) */
+    if (stem >= 4 && !strcmp(m->name + stem - 4, ".npy"))
+        stem -= 4; /* "x.npy" gives "x"; other members keep their name (npz.c) */
     for (size_t k = m->first; k < m->first + m->count; k++)
         if (strncmp(z->t[k].name, m->name, stem) ||
             (z->t[k].name[stem] && z->t[k].name[stem] != '.'))

@@ -374,7 +374,7 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
     case NA_FILE_ZIP:
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) "
-                          "nor a NumPy .npz (not only .npy members)");
+                          "nor a NumPy .npz (no .npy member)");
     case NA_FILE_HDF5:
 #if NA_HAVE_HDF5
         return NA_OK; /* hdf5.c */

@@ -841,7 +841,10 @@ na_kind_of_file_t na_zip_classify(const na_zip_t *z)
     /* n == 0 too: np.savez() with no arrays writes an archive with no
      * members, which np.load reads as an .npz whose .files is [] (no
      * torch.save archive is empty: it always holds DIR/data.pkl). */
-    if (npy == z->n)
+    /* np.load opens any zip as an NpzFile; other members give bytes
+     * (npz.c lists them as skipped). One .npy member at least, so that
+     * an unrelated zip is not taken for data. */
+    if (npy == z->n || (npy > 0 && pkl == 0))
         return NA_FILE_NPZ;
     return NA_FILE_ZIP;
 }

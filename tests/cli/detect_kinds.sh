@@ -23,7 +23,7 @@ expect_kind() {
 expect_kind "$D/lfs-pointer.safetensors" \
     "Git LFS pointer: the real file (4400000000 bytes) was not downloaded"
 expect_kind "$D/zip-other.safetensors" \
-    "zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a NumPy .npz (not only .npy members)"
+    "zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a NumPy .npz (no .npy member)"
 # a torch.save zip named .safetensors is a PyTorch checkpoint (an empty dict)
 expect_exit 0 "$NANAUDIT" scan --format json "$D/zip-named.safetensors"
 cp "$T/stdout" "$T/zn.json"

@@ -65,7 +65,7 @@ echo "not data" > bad/notes.txt
 cp "$NA_TEST_DATA/detect/zip-other.safetensors" bad/pytorch_model.bin
 expect_exit 3 "$NANAUDIT" scan bad
 expect_stderr_contains "bad/lfs/model.safetensors: Git LFS pointer: the real file (4400000000 bytes) was not downloaded"
-expect_stderr_contains "bad/pytorch_model.bin: zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a NumPy .npz (not only .npy members)"
+expect_stderr_contains "bad/pytorch_model.bin: zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a NumPy .npz (no .npy member)"
 expect_stderr_lacks "notes.txt"
 mkdir loop && ln -s ../loop loop/back
 make_st loop/ok.safetensors '{"tensors":[{"name":"a","dtype":"F32","shape":[1],"values":[1]}]}'

@@ -176,7 +176,7 @@ static void probe_messages(void **state)
                  "Git LFS pointer: the real file (12345678901 bytes) was not downloaded");
     expect_probe(put("x.safetensors", "PK\x03\x04\x14\0\0\0", 8), NA_FILE_ZIP, NA_E_UNSUPPORTED,
                  "zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a "
-                 "NumPy .npz (not only .npy members)");
+                 "NumPy .npz (no .npy member)");
     expect_probe(put("e.bin", "", 0), NA_FILE_EMPTY, NA_E_FORMAT, "empty file (0 bytes)");
     expect_probe(put("u.bin", "hello world\n", 12), NA_FILE_UNKNOWN, NA_E_FORMAT,
                  "unrecognised content (not safetensors, HDF5, NumPy .npy or .npz, PyTorch zip "

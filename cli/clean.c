@@ -60,7 +60,6 @@ static void install_handlers(void)
             continue;
         sigaction(sigs[k], &sa, NULL);
     }
-    signal(SIGXFSZ, SIG_IGN);
     cli_sigbus_unlink(g_tmp, &g_tmp_live); /* a truncated input: sigbus.c */
 }
 
@@ -505,6 +504,7 @@ static int fit_all(crun_t *c)
         if (st != NA_OK || !t.src.read || !selected(&c->o->clean, c->in, i, t.name) ||
             t.stored != t.dtype || t.part) {
             int sel = selected(&c->o->clean, c->in, i, t.name ? t.name : "");
+            e->fixed = st != NA_OK || !t.src.read || t.stored != t.dtype || t.part;
             if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
                 /* Fail closed (DESIGN.md): a selected numeric tensor that
                  * cannot be read (an HDF5 filter this libhdf5 lacks) is
@@ -567,6 +567,7 @@ static int fit_all(crun_t *c)
         st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
         if (st == NA_E_UNSUPPORTED && c->o->clean.n_include == 0) {
             set_reason(e, err.msg);
+            e->fixed = 1;
             /* not a dtype clean writes: copied, as not selected */
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
@@ -826,12 +827,19 @@ static int guard_rails(crun_t *c)
                 continue;
             if (c->group && c->group[i] && c->group[i] == c->group[j])
                 continue; /* dropped jointly by join_groups */
-            cli_error(c->r.input, "dropping %llu samples from '%s' would misalign it with '%s' "
-                      "(both have %llu rows); use --allow-misaligned if they are unrelated, "
-                      "--together to drop from both",
-                      (unsigned long long)(ct->dropped_nf + ct->dropped_out + ct->dropped_joint),
-                      e->name, o2->name,
-                      (unsigned long long)ct->rows);
+            uint64_t nd = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
+            if (o2->fixed) /* --together would be refused for it */
+                cli_error(c->r.input, "dropping %llu sample%s from '%s' would misalign it with "
+                          "'%s' (both have %llu rows), which clean copies unchanged (%s); use "
+                          "--allow-misaligned if they are unrelated",
+                          (unsigned long long)nd, nd == 1 ? "" : "s", e->name, o2->name,
+                          (unsigned long long)ct->rows, o2->reason);
+            else
+                cli_error(c->r.input, "dropping %llu sample%s from '%s' would misalign it with "
+                          "'%s' (both have %llu rows); use --allow-misaligned if they are "
+                          "unrelated, --together to drop from both",
+                          (unsigned long long)nd, nd == 1 ? "" : "s", e->name, o2->name,
+                          (unsigned long long)ct->rows);
             return 2;
         }
     }
@@ -1389,6 +1397,9 @@ int cli_clean(const cli_opts_t *o)
     crun_t c;
     memset(&c, 0, sizeof c);
     c.o = o;
+    /* A file-size limit is a write error (EFBIG) for every file clean
+     * writes, --save-params (before the output) included */
+    signal(SIGXFSZ, SIG_IGN);
     if (o->n_inputs != 1)
         return cli_usage(CLI_CLEAN, "clean takes exactly one input file (got %zu)", o->n_inputs);
     c.r.input = o->inputs[0];

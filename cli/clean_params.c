@@ -24,10 +24,14 @@
 #include "cli.h"
 #include "clean_params.h"
 
+#include <errno.h>    /* errno, ENOMEM */
 #include <jansson.h>
-#include <math.h>   /* isfinite, NAN */
-#include <stdlib.h> /* strtod */
-#include <string.h> /* strcmp */
+#include <math.h>     /* isfinite, NAN */
+#include <stdio.h>    /* snprintf, rename */
+#include <stdlib.h>   /* strtod, malloc, mkstemp */
+#include <string.h>   /* strcmp, strrchr */
+#include <sys/stat.h> /* stat, fchmod, umask */
+#include <unistd.h>   /* fsync, close, unlink */
 
 #define NFIELDS 11
 static const char *const fields[NFIELDS] = {"nf_fill", "center", "scale", "meanad", "lo_bound",
@@ -107,8 +111,49 @@ int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct)
 
 int cli_params_save(json_t *root, const char *path)
 {
-    return json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-                                          JSON_REAL_PRECISION(17));
+    const size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return json_dump_file(root, path, flags); /* /dev/stdout, a FIFO: as given */
+    /* A regular file: written beside it and renamed over it, so that a
+     * full disk or an interruption leaves the old file (or none), never
+     * a truncated one that --apply-params would refuse later. */
+    const char *slash = strrchr(path, '/');
+    int dl = slash ? (int)(slash - path) + 1 : 0;
+    size_t cap = (size_t)dl + 40;
+    char *tmp = malloc(cap);
+    if (tmp == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    snprintf(tmp, cap, "%.*s.nanaudit-tmp-params-XXXXXX", dl, path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        errno = e;
+        return -1;
+    }
+    mode_t um = umask(0); /* mkstemp makes 0600; a params file is shared */
+    umask(um);
+    int rc = fchmod(fd, 0666 & ~um) == 0 && json_dumpfd(root, fd, flags) == 0 &&
+                     fsync(fd) == 0
+                 ? 0
+                 : -1;
+    int e = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    errno = e;
+    return rc;
 }
 
 /* Feature j's value of field i, NaN for null (a statistic not defined). */

@@ -244,17 +244,18 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
         uint64_t rows, width;
         sample_dims(e, &rows, &width);
         if (e->samples)
-            fprintf(out, "  %s: %s -> %s, %llu samples x %llu, %llu feature(s), %u pass%s\n", nm,
+            fprintf(out, "  %s: %s -> %s, %llu sample%s x %llu, %llu feature(s), %u pass%s\n", nm,
                     na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
-                    (unsigned long long)rows, (unsigned long long)width,
+                    (unsigned long long)rows, rows == 1 ? "" : "s", (unsigned long long)width,
                     (unsigned long long)ct->nfeat, ct->passes, ct->passes == 1 ? "" : "es");
         else
             fprintf(out, "  %s: %s -> %s, %llu elements (weights: one statistic), %u pass%s\n",
                     nm, na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
                     (unsigned long long)ct->rows, ct->passes, ct->passes == 1 ? "" : "es");
+        uint64_t dropped = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
         if (e->samples) /* weights never drop */
-            fprintf(out, "    dropped %llu samples (non-finite %llu, outliers %llu, together %llu)",
-                    (unsigned long long)(ct->dropped_nf + ct->dropped_out + ct->dropped_joint),
+            fprintf(out, "    dropped %llu sample%s (non-finite %llu, outliers %llu, together %llu)",
+                    (unsigned long long)dropped, dropped == 1 ? "" : "s",
                     (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out,
                     (unsigned long long)ct->dropped_joint);
         if (ct->n_drop_idx) {

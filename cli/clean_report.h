@@ -19,6 +19,10 @@ typedef struct cli_clean_entry {
     const char *status;    /* "cleaned", "copied", "error" */
     char reason[NA_ERR_LEN];
     int cleaned, emitted, samples;
+    int fixed;             /* copied because clean cannot clean it (a dtype
+                            * it cannot write, a part of a NumPy record or
+                            * complex array, not numeric): --together
+                            * cannot make it lose samples */
     na_clean_tensor_t ct;
     size_t n_warn;
     char warn[CLI_CLEAN_MAX_WARN][256];

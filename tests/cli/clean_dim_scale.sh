@@ -34,7 +34,7 @@ with h5py.File("n.h5") as f:
 PY
 # dropping a row from /x alone would misalign it with its coordinate
 expect_exit 2 "$N" clean ds.h5 -o d.h5 --max-drop-fraction 0.5
-expect_stderr_contains "dropping 1 samples from '/x' would misalign it with '/time' (both have 20 rows)"
+expect_stderr_contains "dropping 1 sample from '/x' would misalign it with '/time' (both have 20 rows)"
 [ ! -e d.h5 ] || fail "d.h5 written"
 # --together names the coordinate: the row goes from both
 expect_exit 0 "$N" clean -q ds.h5 -o t.h5 --max-drop-fraction 0.5 --together /x,/time

@@ -45,10 +45,10 @@ expect_json r.json '[t["samples_dropped"] for t in j["tensors"] if t["name"] == 
 check_np o.npz "d = dict(np.load('o.npz'))"
 # a dry run says the same
 expect_exit 0 "$N" clean a.npz --dry-run --together x,e --max-drop-fraction 0.5
-expect_stdout_contains "dropped 1 samples (non-finite 0, outliers 0, together 1), first 2"
+expect_stdout_contains "dropped 1 sample (non-finite 0, outliers 0, together 1), first 2"
 # without --together: refused as a misalignment, nothing written
 expect_exit 2 "$N" clean a.npz -o o2.npz --max-drop-fraction 0.5
-expect_stderr_contains "nanaudit: a.npz: dropping 1 samples from 'x' would misalign it with 'e' (both have 5 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
+expect_stderr_contains "nanaudit: a.npz: dropping 1 sample from 'x' would misalign it with 'e' (both have 5 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
 [ -e o2.npz ] && fail "o2.npz written"
 expect_exit 0 "$N" clean a.npz -o o3.npz --max-drop-fraction 0.5 --allow-misaligned
 "$NA_PYTHON" -c "
@@ -91,5 +91,5 @@ with h5py.File('o.h5') as f:
     assert f['ec'].chunks == (2, 1) and f['ec'].maxshape == (None, None)
 " || fail "HDF5 output against h5py"
 expect_exit 2 "$N" clean a.h5 -o o2.h5 --together '/x,/y' --max-drop-fraction 0.5
-expect_stderr_contains "dropping 1 samples from '/x' would misalign it with '/e' (both have 5 rows)"
+expect_stderr_contains "dropping 1 sample from '/x' would misalign it with '/e' (both have 5 rows)"
 pass

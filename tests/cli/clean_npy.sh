@@ -15,7 +15,7 @@ PY
 N="$NANAUDIT"
 
 expect_exit 0 "$N" clean f.npy -o out.npy --normalize minmax --max-drop-fraction 0.5
-expect_stdout_contains "dropped 1 samples (non-finite 1"
+expect_stdout_contains "dropped 1 sample (non-finite 1"
 "$NA_PYTHON" -c "
 import numpy as np
 y = np.load('out.npy')

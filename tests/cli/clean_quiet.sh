@@ -56,11 +56,11 @@ x.tofile("r.bin")' || fail "making r.bin"
 expect_exit 0 "$N" clean -q --dtype F32 --shape 10x2 r.bin -o r.out
 assert_eq "$(cat stdout)" "clean r.bin (raw)
   data: F32 -> F32, 10 samples x 2, 2 feature(s), 2 passes
-    dropped 1 samples (non-finite 1, outliers 0, together 0), first 3
+    dropped 1 sample (non-finite 1, outliers 0, together 0), first 3
     replaced 0 non-finite, 0 outliers; clipped 0; set NaN 0; overflow 0
 written: r.out (verified)" "clean -q, a dropped sample"
 expect_exit 1 "$N" clean -q --dtype F32 --shape 10x2 r.bin -o r2.out --max-drop-fraction 0.05
-expect_stdout_contains "    dropped 1 samples (non-finite 1, outliers 0, together 0), first 3"
+expect_stdout_contains "    dropped 1 sample (non-finite 1, outliers 0, together 0), first 3"
 expect_stdout_contains "refused: tensor 'data': the non-finite step would drop 1 of 10 samples (10.0%), more than --max-drop-fraction 0.05; nothing written"
 [ ! -e r2.out ] || fail "refused run wrote r2.out"
 # an error is always shown

@@ -86,7 +86,7 @@ x = np.arange(20.0).reshape(10, 2); x[3, 0] = np.nan
 with h5py.File("d.h5", "w") as f:
     f["x"] = x; f["g/y"] = np.arange(10.0)' || fail "making d.h5"
 expect_exit 2 "$N" clean d.h5 --dry-run --max-drop-fraction 0.5
-expect_stderr_contains "dropping 1 samples from '/x' would misalign it with '/g/y' (both have 10 rows)"
+expect_stderr_contains "dropping 1 sample from '/x' would misalign it with '/g/y' (both have 10 rows)"
 expect_exit 0 "$N" clean d.h5 --dry-run --max-drop-fraction 0.5 --together '/x,/g/*' --report h.json
 expect_json h.json '[(e["name"], e["samples_dropped"]["nonfinite"], e["samples_dropped"]["together"], e["out_shape"]) for e in j["tensors"]]' \
     '[["/g/y", 0, 1, [9]], ["/x", 1, 0, [9, 2]]]'

@@ -116,7 +116,7 @@ expect_stderr_contains "q: clean cannot write dtype F8_E4M3 back (supported: F64
 
 # dropping rows of one tensor misaligns another of the same length
 expect_exit 2 "$N" clean xy.safetensors --samples -o xy.out --max-drop-fraction 1
-expect_stderr_contains "dropping 1 samples from 'x' would misalign it with 'y' (both have 4 rows); use --allow-misaligned"
+expect_stderr_contains "dropping 1 sample from 'x' would misalign it with 'y' (both have 4 rows); use --allow-misaligned"
 expect_exit 0 "$N" clean xy.safetensors --samples --include x -o xy.out --allow-misaligned --max-drop-fraction 0.5
 "$NA_PYTHON" -c '
 from safetensors.numpy import load_file

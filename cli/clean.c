@@ -79,6 +79,7 @@ static void drop_tmp(void)
 typedef struct crun {
     const cli_opts_t *o;
     na_clean_opts_t eng;
+    na_clean_opts_t coord;  /* eng without steps: coordinates (eng_of) */
     int samples;
     cli_clean_run_t r;
     na_input_t *in;
@@ -169,13 +170,21 @@ static void warn_emitted(cli_clean_entry_t *e)
              "cleaned value(s) equal a missing-value marker and read back as missing");
 }
 
+/* The engine options of entry e: the run's, or for a coordinate (an HDF5
+ * dimension scale that --together names, cli_clean_entry_t.coord) none
+ * of the steps, so it only loses the rows its partners drop. */
+static const na_clean_opts_t *eng_of(const crun_t *c, const cli_clean_entry_t *e)
+{
+    return e->coord ? &c->coord : &c->eng;
+}
+
 /* 1 when entry e's values are written normalized. CF readers unpack
  * stored * scale_factor + add_offset (CF 1.11 section 8.1): on normalized
  * values that would undo the normalization, so the writer leaves out the
  * packing attributes (na_wtensor_t.normalized, na_h5_packing_attr). */
 static int normalizes(const crun_t *c, const cli_clean_entry_t *e)
 {
-    return e->cleaned && c->eng.normalize != NA_NORM_NONE;
+    return e->cleaned && eng_of(c, e)->normalize != NA_NORM_NONE;
 }
 
 /* The report's warning for those attributes, decided at fit time so that
@@ -281,6 +290,13 @@ static int settle_options(crun_t *c)
         return cli_usage(CLI_CLEAN, "--out-dtype %s: a .%s file has no such type (numpy has "
                          "no bfloat16 or float8); use F16, F32 or F64",
                          na_dtype_name(c->eng.out_dtype), fmt);
+    c->coord = c->eng;
+    c->coord.nonfinite = NA_NF_KEEP;
+    c->coord.method = NA_OM_NONE;
+    c->coord.k = 0.0;
+    c->coord.action = NA_OA_NONE;
+    c->coord.normalize = NA_NORM_NONE;
+    c->coord.out_dtype = NA_DT_INVALID;
     return 0;
 }
 
@@ -427,7 +443,7 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
         warn(e, (unsigned long long)e->ct.passthrough, pt);
     if (e->ct.constant)
         warn(e, (unsigned long long)e->ct.constant,
-             c->eng.normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
+             eng_of(c, e)->normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
                                                 : "constant feature(s) (std 0) mapped to 0");
     warn_packing(c, e, t);
 }
@@ -557,14 +573,18 @@ static int fit_all(crun_t *c)
          * --include or --together names them (a coordinate that loses
          * rows with its data); their NaN/Inf are counted as any copied
          * tensor's. */
-        if ((t.ndim == 0 || t.dim_scale) && c->o->clean.n_include == 0 &&
-            !named_together(c, i, t.name)) {
+        int together = named_together(c, i, t.name);
+        if ((t.ndim == 0 || t.dim_scale) && c->o->clean.n_include == 0 && !together) {
             snprintf(e->reason, sizeof e->reason, "%s: copied unchanged (--include it to clean it)",
                      t.dim_scale ? "an HDF5 dimension scale (coordinates)" : "a scalar (rank 0)");
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
         }
-        st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
+        /* Named by --together only, coordinates lose the rows their
+         * partners drop and keep their values (no step runs on them:
+         * eng_of); --include cleans them as data. */
+        e->coord = t.dim_scale && together && c->o->clean.n_include == 0;
+        st = na_clean_prepare(&t, eng_of(c, e), &e->ct, &err);
         if (st == NA_E_UNSUPPORTED && c->o->clean.n_include == 0) {
             set_reason(e, err.msg);
             e->fixed = 1;
@@ -572,7 +592,7 @@ static int fit_all(crun_t *c)
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
         }
-        if (st == NA_OK && c->params) {
+        if (st == NA_OK && c->params && !e->coord) { /* coordinates: no statistics */
             char why[NA_ERR_LEN];
             if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name),
                                  &c->eng, &e->ct, why, sizeof why)) {
@@ -584,7 +604,7 @@ static int fit_all(crun_t *c)
             }
         }
         if (st == NA_OK)
-            st = na_clean_fit(&t, &c->eng, &e->ct, &err);
+            st = na_clean_fit(&t, eng_of(c, e), &e->ct, &err);
         /* 64-bit integers go through double: beyond 2^53 a value could
          * come back rounded even where no step changes it */
         if (st == NA_OK && (e->dtype == NA_DT_I64 || e->dtype == NA_DT_U64) &&
@@ -602,6 +622,9 @@ static int fit_all(crun_t *c)
         }
         e->cleaned = 1;
         e->status = "cleaned";
+        if (e->coord)
+            snprintf(e->reason, sizeof e->reason, "an HDF5 dimension scale (coordinates) named "
+                     "by --together: loses the samples its partners drop, values unchanged");
         warn_fit(c, e, &t);
     }
     return rc;
@@ -642,8 +665,8 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
     memset(&e->ct, 0, sizeof e->ct);
     na_status_t st = na_input_tensor(c->in, i, &t, &err);
     if (st == NA_OK)
-        st = na_clean_prepare(&t, &c->eng, &e->ct, &err);
-    if (st == NA_OK && c->params) {
+        st = na_clean_prepare(&t, eng_of(c, e), &e->ct, &err);
+    if (st == NA_OK && c->params && !e->coord) {
         char why[NA_ERR_LEN];
         if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name), &c->eng,
                              &e->ct, why, sizeof why)) {
@@ -656,7 +679,7 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
         for (uint64_t r = 0; r < rows; r++)
             if (u[r] && !own[r])
                 na_clean_row_set(&e->ct, r, NA_CLEAN_ROW_JOINT);
-        st = na_clean_fit(&t, &c->eng, &e->ct, &err);
+        st = na_clean_fit(&t, eng_of(c, e), &e->ct, &err);
     }
     free(own);
     if (st != NA_OK) {
@@ -860,7 +883,7 @@ static int check_out_dtype(crun_t *c)
         na_err_t err = {{0}};
         na_status_t st = na_input_tensor(c->in, i, &t, &err);
         if (st == NA_OK)
-            st = na_clean_check_out(&t, &c->eng, &e->ct, &err);
+            st = na_clean_check_out(&t, eng_of(c, e), &e->ct, &err);
         if (st != NA_OK) {
             entry_failed(e, err.msg);
             cli_error(c->r.input, "%s; nothing written", err.msg);
@@ -939,7 +962,7 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
         if (!e->cleaned && na_input_tensor(c->in, i, &t, &terr) == NA_OK)
             w->byte_order = t.byte_order;
         w->normalized = normalizes(c, e); /* its warning: warn_packing */
-        w->computes = e->cleaned && na_clean_computes(&c->eng);
+        w->computes = e->cleaned && na_clean_computes(eng_of(c, e));
         /* raw has no header: the copy keeps the input's --endian */
         w->big_out = e->cleaned && !strcmp(c->r.format, "raw") &&
                      c->o->open.raw_endian == NA_BIG;
@@ -1216,7 +1239,7 @@ static int write_output(crun_t *c)
             na_tensor_t t;
             st = na_input_tensor(c->in, src[j], &t, &err);
             if (st == NA_OK)
-                st = cli_device_clean(&c->dev, &t, &c->eng, &e->ct, sink, w, &err);
+                st = cli_device_clean(&c->dev, &t, eng_of(c, e), &e->ct, sink, w, &err);
             e->emitted = st == NA_OK;
             if (e->emitted)
                 warn_emitted(e);
@@ -1321,7 +1344,7 @@ static int dry_emit(crun_t *c)
         na_err_t err = {{0}};
         na_status_t st = na_input_tensor(c->in, i, &t, &err);
         if (st == NA_OK)
-            st = cli_device_clean(&c->dev, &t, &c->eng, &e->ct, discard, NULL, &err);
+            st = cli_device_clean(&c->dev, &t, eng_of(c, e), &e->ct, discard, NULL, &err);
         if (st != NA_OK) {
             cli_error(c->r.input, "%s", err.msg[0] ? err.msg : na_status_str(st));
             entry_failed(e, err.msg[0] ? err.msg : na_status_str(st));
@@ -1481,7 +1504,7 @@ int cli_clean(const cli_opts_t *o)
     if (o->clean.save_params) {
         json_t *pj = cli_params_new(&c.eng);
         for (size_t i = 0; pj && i < c.r.n; i++)
-            if (c.r.e[i].cleaned)
+            if (c.r.e[i].cleaned && !c.r.e[i].coord) /* coordinates: no statistics */
                 cli_params_add(pj, c.r.e[i].name, &c.r.e[i].ct);
         errno = 0;
         int bad = !pj || cli_params_save(pj, o->clean.save_params) != 0;
@@ -1528,7 +1551,7 @@ int cli_clean(const cli_opts_t *o)
             continue;
         const na_stats_t *s = e->emitted ? &e->ct.after : &e->ct.before;
         uint64_t left = s->nan + s->pos_inf + s->neg_inf;
-        if (!e->emitted && c.eng.nonfinite != NA_NF_KEEP)
+        if (!e->emitted && eng_of(&c, e)->nonfinite != NA_NF_KEEP)
             left = e->ct.passthrough ? left : 0;
         if (left)
             rc = cli_exit_merge(rc, 1);

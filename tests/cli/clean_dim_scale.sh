@@ -46,6 +46,47 @@ with h5py.File("t.h5") as f:
     assert f["x"][:].tolist() == [i * 2.0 for i in keep], f["x"][:]
     assert f["time"].attrs["CLASS"] == b"DIMENSION_SCALE" and f["x"].dims[0][0].name == "/time"
 PY
+# ... and keeps its values whatever the steps (it was normalized too): the
+# coordinate loses row 3 with /x, which is normalized; /time's own NaN
+# (row 7) drops nothing and stays (exit 1), and --save-params
+# has no statistics for it (an --apply-params run does not need any)
+"$NA_PYTHON" - <<'PY' || fail "making dsn.h5"
+import h5py, numpy as np
+with h5py.File("dsn.h5", "w") as f:
+    tm = np.arange(20.0) + 100; tm[7] = np.nan
+    t = f.create_dataset("time", data=tm)
+    t.make_scale("time")
+    x = np.arange(20.0) * 2; x[3] = np.nan
+    d = f.create_dataset("x", data=x)
+    d.dims[0].attach_scale(t)
+PY
+expect_exit 1 "$N" clean dsn.h5 -o tn.h5 --max-drop-fraction 0.5 --together /x,/time \
+    --normalize minmax --zscore 3 --save-params p.json --report rn.json
+expect_json rn.json '[(t["name"], t["status"], t["samples_dropped"]["total"]) for t in j["tensors"]]' \
+    '[["/time", "cleaned", 1], ["/x", "cleaned", 1]]'
+expect_json rn.json 'j["tensors"][0]["reason"]' \
+    '"an HDF5 dimension scale (coordinates) named by --together: loses the samples its partners drop, values unchanged"'
+expect_json rn.json '[j["tensors"][0]["after"][k] for k in ("nan", "finite")]' '[1, 18]'
+expect_json p.json 'sorted(j["tensors"])' '["/x"]'
+"$NA_PYTHON" - <<'PY' || fail "tn.h5 values"
+import h5py, numpy as np
+keep = [i for i in range(20) if i != 3]
+with h5py.File("tn.h5") as f:
+    tm = f["time"][:]
+    assert np.isnan(tm[6]) and [v for k, v in enumerate(tm.tolist()) if k != 6] == \
+        [i + 100.0 for i in keep if i != 7], tm
+    x = np.array([i * 2.0 for i in keep])
+    assert np.array_equal(f["x"][:], (x - x.min()) / (x.max() - x.min())), f["x"][:]
+    assert f["x"].dims[0][0].name == "/time"
+PY
+# fit on one file, apply to another: the coordinate needs no parameters
+expect_exit 1 "$N" clean dsn.h5 -o ta.h5 --max-drop-fraction 0.5 --together /x,/time \
+    --normalize minmax --zscore 3 --apply-params p.json
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+with h5py.File("ta.h5") as a, h5py.File("tn.h5") as b:
+    assert np.array_equal(a["x"][:], b["x"][:])
+    assert np.array_equal(a["time"][:], b["time"][:], equal_nan=True)' || fail "ta.h5 values"
 # --include names it: cleaned as asked
 expect_exit 0 "$N" clean -q ds.h5 -o i.h5 --include /time --normalize minmax
 "$NA_PYTHON" -c '

@@ -135,6 +135,10 @@ void cli_warn_out_format(const char *out, const char *format);
  * in, whose name is `name`, or another name of the same object (the
  * other hard-link paths of an HDF5 dataset, na_hdf5_aliases). */
 int cli_name_match(const na_input_t *in, size_t i, const char *name, const char *pat);
+/* shards.c: na_index_check_shard for shard shard_no of index ix, opened
+ * as in (its names as the index lists them, its tensor data bytes), for
+ * scan and info. NA_OK, NA_E_FORMAT with err's one line, NA_E_NOMEM. */
+na_status_t cli_shard_check(na_index_t *ix, size_t shard_no, na_input_t *in, na_err_t *err);
 
 /* device.c: --device auto|cpu|cuda[:N] and the backend of each tensor. */
 enum { CLI_DEV_AUTO = 0, CLI_DEV_CPU, CLI_DEV_CUDA };

@@ -9,13 +9,15 @@
  *     w       F32    [2,2]     16
  *
  * Names and metadata go through na_escape_text like every other string
- * from a file. Exit code: 0, or 3 when an input cannot be opened.
+ * from a file. Exit code: 0, or 3 when an input cannot be opened or an
+ * index (model.safetensors.index.json) disagrees with its shards, the
+ * same checks as scan's (cli_shard_check, na_index_finish).
  */
 #include "cli.h"
 
 #include <inttypes.h> /* PRIu64 */
 #include <stdio.h>    /* printf */
-#include <stdlib.h>   /* malloc, free */
+#include <stdlib.h>   /* calloc, malloc, free */
 #include <string.h>   /* strlen */
 
 /* Escaped copy (malloc'd) or NULL. */
@@ -119,8 +121,29 @@ static int print_tensors(na_input_t *in)
     return 0;
 }
 
-static int info_file(const char *path, const cli_opts_t *o)
+/* A shard of an index (it->from_index) is checked against the index as
+ * scan checks it (cli_shard_check): a mismatch is the index's error, one
+ * line, exit 3, and marks the index in bad[] so that its final check
+ * (na_index_finish) does not repeat it. */
+static int shard_check(const na_walk_t *w, const na_walk_item_t *it, na_input_t *in,
+                       unsigned char *bad)
 {
+    na_err_t err = {{0}};
+    if (!it->from_index || w->indexes[it->index_id] == NULL || bad[it->index_id])
+        return 0;
+    na_status_t st = cli_shard_check(w->indexes[it->index_id], it->shard_no, in, &err);
+    if (st == NA_OK)
+        return 0;
+    bad[it->index_id] = 1;
+    cli_error(w->index_paths[it->index_id], "%s", err.msg[0] ? err.msg : na_status_str(st));
+    return cli_exit_for_status(st);
+}
+
+/* List one file; *shard_rc gets shard_check's code (0 for other files). */
+static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opts_t *o,
+                     unsigned char *bad, int *shard_rc)
+{
+    const char *path = it->path;
     na_input_t *in = NULL;
     na_err_t err = {{0}};
     na_status_t st = na_input_open(path, &o->open, &in, &err);
@@ -158,7 +181,26 @@ static int info_file(const char *path, const cli_opts_t *o)
         free(en);
     }
     int rc = n ? print_tensors(in) : 0;
+    *shard_rc = shard_check(w, it, in, bad);
     na_input_close(in);
+    return rc;
+}
+
+/* After every shard: each shard file was there and metadata.total_size
+ * matches (na_index_finish), for the indexes no shard check failed. */
+static int finish_indexes(const na_walk_t *w, const unsigned char *bad)
+{
+    int rc = 0;
+    for (size_t i = 0; i < w->n_indexes; i++) {
+        na_err_t err = {{0}};
+        if (w->indexes[i] == NULL || bad[i])
+            continue;
+        na_status_t st = na_index_finish(w->indexes[i], &err);
+        if (st != NA_OK) {
+            cli_error(w->index_paths[i], "%s", err.msg[0] ? err.msg : na_status_str(st));
+            rc = cli_exit_merge(rc, cli_exit_for_status(st));
+        }
+    }
     return rc;
 }
 
@@ -174,6 +216,11 @@ int cli_info(const cli_opts_t *o)
     if (st != NA_OK) {
         cli_error(NULL, "%s", err.msg[0] ? err.msg : na_status_str(st));
         return cli_exit_for_status(st);
+    }
+    unsigned char *bad = calloc(w.n_indexes + 1, 1); /* per index: a shard check failed */
+    if (bad == NULL) {
+        na_walk_free(&w);
+        return 4;
     }
     for (size_t i = 0; i < w.n; i++) {
         const na_walk_item_t *it = &w.items[i];
@@ -192,10 +239,12 @@ int cli_info(const cli_opts_t *o)
             free(p);
             continue;
         }
-        int r = info_file(it->path, o);
+        int shard_rc = 0, r = info_file(&w, it, o, bad, &shard_rc);
         shown += r == 0;
-        rc = cli_exit_merge(rc, r);
+        rc = cli_exit_merge(cli_exit_merge(rc, r), shard_rc);
     }
+    rc = cli_exit_merge(rc, finish_indexes(&w, bad));
+    free(bad);
     if (shown == 0 && rc < 3) {
         cli_error(NULL, "nothing to show: no supported data file in the input");
         rc = cli_exit_merge(rc, 3);

@@ -125,43 +125,15 @@ static size_t index_slot(scan_run_t *s, size_t k)
     return s->index_entry[k];
 }
 
-/* Names of the opened shard as the index knows them: a C64 tensor is
- * listed as NAME.real + NAME.imag, the index holds NAME once. */
+/* The opened shard against its index (cli_shard_check); a mismatch is
+ * an error of the index's report entry. */
 static void shard_check(scan_run_t *s, const na_walk_item_t *it, na_input_t *in)
 {
-    size_t n = na_input_count(in), k = 0;
-    uint64_t bytes = 0;
-    char **names = calloc(n + 1, sizeof *names);
     na_err_t err = {{0}};
-    na_status_t st = names ? NA_OK : NA_E_NOMEM;
-    for (size_t i = 0; st == NA_OK && i < n; i++) {
-        na_tensor_t t;
-        na_err_t e2;
-        memset(&t, 0, sizeof t);
-        na_input_tensor(in, i, &t, &e2);
-        const char *nm = t.name ? t.name : "";
-        size_t len = strlen(nm);
-        bytes += na_input_tensor_bytes(in, i); /* each C64 part: its half */
-        if (t.stored == NA_DT_C64 && len >= 5 && !strcmp(nm + len - 5, ".imag"))
-            continue; /* the .real entry stands for both */
-        if (t.stored == NA_DT_C64 && len >= 5 && !strcmp(nm + len - 5, ".real"))
-            len -= 5;
-        if (!(names[k] = malloc(len + 1)))
-            st = NA_E_NOMEM;
-        else {
-            memcpy(names[k], nm, len);
-            names[k++][len] = '\0';
-        }
-    }
-    if (st == NA_OK)
-        st = na_index_check_shard(s->walk.indexes[it->index_id], it->shard_no,
-                                  (const char *const *)names, k, bytes, &err);
+    na_status_t st = cli_shard_check(s->walk.indexes[it->index_id], it->shard_no, in, &err);
     size_t slot = st == NA_OK ? SIZE_MAX : index_slot(s, it->index_id);
     if (slot != SIZE_MAX)
         file_error(s, slot, st, err.msg[0] ? err.msg : na_status_str(st));
-    for (size_t i = 0; names && i < k; i++)
-        free(names[i]);
-    free(names);
 }
 
 static void scan_file(scan_run_t *s, const na_walk_item_t *it)

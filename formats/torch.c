@@ -25,9 +25,9 @@
  *
  * Each tensor is audited as its view (view.c): storage offset, shape and
  * strides, shared storages and non-contiguous layouts included; complex64
- * as NAME.real / NAME.imag. Non-tensor entries (epoch, loss, hyper-
- * parameters) are listed as metadata. A storage type without a
- * safetensors counterpart (complex128, quantized) fails closed (exit 3).
+ * and complex128 as NAME.real / NAME.imag (F32 / F64 parts). Non-tensor
+ * entries (epoch, loss, hyper-parameters) are listed as metadata. A
+ * storage type nanaudit cannot decode (quantized) fails closed (exit 3).
  */
 #include "npt.h"
 
@@ -50,6 +50,7 @@ typedef struct tentry {
     char *reason;        /* NULL or why it cannot be audited */
     na_dtype_t dtype, stored;
     uint32_t part_offset;
+    int part;            /* na_tensor_t.part: NA_PART_COMPLEX for .real/.imag */
     uint64_t bytes;
     na_view_t view;
 } tentry_t;
@@ -87,6 +88,7 @@ static na_status_t t_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t *
     t->elements = e->view.elements;
     t->elem_stride = e->view.rsize ? e->view.rsize : 1;
     t->elem_offset = e->part_offset;
+    t->part = e->part;
     if (e->reason != NULL)
         return na_err_set(err, NA_E_UNSUPPORTED, "%s", e->reason);
     t->src.read = na_view_read;
@@ -172,6 +174,21 @@ static unsigned esize_of(na_dtype_t dt)
     return bits >= 8 ? bits / 8 : 0;
 }
 
+/* torch.ComplexDoubleStorage (complex128) has no na_dtype_t, as
+ * safetensors has no C128: it is audited as two F64 parts, NAME.real and
+ * NAME.imag, as numpy's c16 is (npy.c), after DESIGN.md's "complex values
+ * are audited as two real tensors". */
+static int is_c128(const na_pk_tensor_t *pt)
+{
+    return pt->dtype == NA_DT_INVALID && strcmp(pt->dtype_name, "ComplexDoubleStorage") == 0;
+}
+
+/* Bytes of one storage element of tensor pt; 0 when unknown. */
+static unsigned elem_size(const na_pk_tensor_t *pt)
+{
+    return is_c128(pt) ? 16 : esize_of(pt->dtype);
+}
+
 /* A deflated storage read out of order: inflate it into a temp file. */
 static na_status_t ensure_mapped(torch_input_t *ti, tstore_t *s, na_err_t *err)
 {
@@ -186,12 +203,15 @@ static na_status_t ensure_mapped(torch_input_t *ti, tstore_t *s, na_err_t *err)
     return st;
 }
 
-/* One pickled tensor -> one entry (two for complex64). */
+/* One pickled tensor -> one entry (two for complex64 and complex128). */
 static na_status_t add_tensor(torch_input_t *ti, const na_pk_tensor_t *pt, na_err_t *err)
 {
     na_dtype_t dt = pt->dtype;
-    int parts = dt == NA_DT_C64 ? 2 : 1;
-    unsigned es = esize_of(dt);
+    int c128 = is_c128(pt);
+    int parts = dt == NA_DT_C64 || c128 ? 2 : 1;
+    unsigned es = elem_size(pt);
+    /* what one entry decodes: a complex number's part, or the element */
+    na_dtype_t part = dt == NA_DT_C64 ? NA_DT_F32 : c128 ? NA_DT_F64 : dt;
     tstore_t *s = find_store(ti, pt->storage_key);
     for (int p = 0; p < parts; p++) {
         char nm[1200];
@@ -199,9 +219,10 @@ static na_status_t add_tensor(torch_input_t *ti, const na_pk_tensor_t *pt, na_er
         tentry_t *e = new_entry(ti, nm);
         if (e == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
-        e->dtype = dt == NA_DT_C64 ? NA_DT_F32 : dt;
-        e->stored = dt;
-        e->part_offset = (uint32_t)(4 * p);
+        e->dtype = part;
+        e->stored = c128 ? NA_DT_F64 : dt; /* as npy.c's c16 */
+        e->part_offset = (uint32_t)(es / 2 * p);
+        e->part = parts == 2 ? NA_PART_COMPLEX : 0;
         na_view_t *v = &e->view;
         v->scratch = &ti->scratch;
         v->ndim = pt->ndim;
@@ -212,7 +233,7 @@ static na_status_t add_tensor(torch_input_t *ti, const na_pk_tensor_t *pt, na_er
             n = pt->shape[d] && n > UINT64_MAX / pt->shape[d] ? UINT64_MAX : n * pt->shape[d];
         }
         v->elements = n;
-        if (dt == NA_DT_INVALID || es == 0 || !na_dtype_supported(dt)) {
+        if (part == NA_DT_INVALID || es == 0 || !na_dtype_supported(part)) {
             char r[200];
             snprintf(r, sizeof r, "unsupported torch storage type %s in tensor '%.120s'",
                      pt->dtype_name, pt->name);
@@ -428,7 +449,7 @@ static na_status_t legacy_stores(torch_input_t *ti, const na_pk_result_t *obj,
         unsigned es = 0;
         for (size_t t = 0; t < obj->n_tensors && es == 0; t++)
             if (strcmp(obj->tensors[t].storage_key, key) == 0)
-                es = esize_of(obj->tensors[t].dtype);
+                es = elem_size(&obj->tensors[t]);
         uint8_t n8[8];
         na_status_t st = na_map_pread(ti->map, pos, 8, n8, err);
         if (st != NA_OK)

@@ -167,13 +167,33 @@ static int content_is_data(na_kind_of_file_t k)
 
 static na_status_t add_index(walk_ctx_t *c, const char *path, int from_dir);
 
+/* 1 when index k's own item was found by walking a directory (not named
+ * as an argument: then a directory argument holding its shards names
+ * them a second time, and they are listed as the same file). */
+static int index_from_dir(const na_walk_t *w, size_t k)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        const na_walk_item_t *it = &w->items[i];
+        if (it->kind == NA_FILE_INDEX && it->index_id == k && !it->skip_reason && !it->error)
+            return it->from_dir;
+    }
+    return 0;
+}
+
 /* One file (argument or directory entry), already probed. */
 static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p, int from_dir)
 {
     seen_entry_t *s = seen_find(&c->files, p->dev, p->ino);
     if (s != NULL) {
+        const na_walk_item_t *first = &c->w->items[s->item];
+        /* a shard that an index found by this directory walk listed before
+         * the walk reached it (an index name sorting before its shards):
+         * the same entry, already an item, not another path to it */
+        if (from_dir && first->from_index && index_from_dir(c->w, first->index_id) &&
+            strcmp(first->path, path) == 0)
+            return NA_OK;
         char msg[NA_ERR_LEN];
-        snprintf(msg, sizeof msg, "same file as %s (audited once)", c->w->items[s->item].path);
+        snprintf(msg, sizeof msg, "same file as %s (audited once)", first->path);
         return add_noted(c, path, p->kind, from_dir, 0, msg);
     }
     na_err_t e;

@@ -183,14 +183,15 @@ static size_t extra_findings(const na_tensor_t *t, const na_result_t *r, const n
     if (L.ovf_lo >= 0 && na_cast_limits(c->cast, &ovf, &strict, &unf) == NA_OK) {
         const char *dt = na_dtype_name(c->cast);
         if ((k = cnt(r, L.ovf_lo) + cnt(r, L.ovf_hi)) > 0) {
-            snprintf(m, sizeof m, "%llu finite value%s overflow %s (|x| %s %.17g %s)",
-                     (unsigned long long)k, plural(k), dt, strict ? ">" : ">=", ovf,
+            snprintf(m, sizeof m, "%llu finite value%s overflow%s %s (|x| %s %.17g %s)",
+                     (unsigned long long)k, plural(k), k == 1 ? "s" : "", dt,
+                     strict ? ">" : ">=", ovf,
                      strict ? "becomes NaN, no Inf in this type" : "rounds to Inf");
             add(out, cap, &n, NA_K_CAST_OVERFLOW, k, m);
         }
         if ((k = cnt(r, L.unf_lo) + cnt(r, L.unf_hi)) > 0) {
-            snprintf(m, sizeof m, "%llu nonzero value%s underflow %s (|x| <= %.17g rounds to 0)",
-                     (unsigned long long)k, plural(k), dt, unf);
+            snprintf(m, sizeof m, "%llu nonzero value%s underflow%s %s (|x| <= %.17g rounds "
+                     "to 0)", (unsigned long long)k, plural(k), k == 1 ? "s" : "", dt, unf);
             add(out, cap, &n, NA_K_CAST_UNDERFLOW, k, m);
         }
     }

@@ -303,6 +303,19 @@ int cli_scan(const cli_opts_t *o)
     s.rep->zscore = o->zscore;
     s.rep->max_locations = o->max_locations;
     s.rep->fail_mask = cli_gate_fail_mask(o); /* --policy defaults, --fail-on */
+    /* A kind whose check is not switched on is never found: failing on
+     * it alone would pass every file (a policy can switch it on per
+     * tensor, so only without one) */
+    static const struct { int kind; uint32_t need; const char *flag; } idle[] = {
+        {NA_K_RANGE, NA_CK_RANGE_LO | NA_CK_RANGE_HI, "--range"},
+        {NA_K_MAX_ABS, NA_CK_MAX_ABS, "--max-abs"},
+        {NA_K_CAST_OVERFLOW, NA_CK_CAST, "--cast-check"},
+        {NA_K_CAST_UNDERFLOW, NA_CK_CAST, "--cast-check"},
+    };
+    for (size_t k = 0; !o->policy && k < sizeof idle / sizeof idle[0]; k++)
+        if ((s.rep->fail_mask & NA_KIND_BIT(idle[k].kind)) && !(o->checks_given & idle[k].need))
+            cli_warn(NULL, "--fail-on %s finds nothing without %s", na_kind_name(idle[k].kind),
+                     idle[k].flag);
     na_scan_opts_init(&s.so);
     s.so.threads = o->threads;
     s.so.zscore = o->zscore;

@@ -4,6 +4,11 @@
  * The baseline is a JSON report of an earlier scan (docs/json-schema.md).
  * A finding is identified by (file path as given, tensor name, kind); it
  * is new when that triple is absent from the baseline or its count grew.
+ * Paths are compared as written, after dropping "." components and
+ * repeated slashes ("./m.safetensors", "ck//m.safetensors" and
+ * "ck/./m.safetensors" are "m.safetensors", "ck/m.safetensors"), so the
+ * spelling a CI job happens to use does not make every finding new; ".."
+ * is kept (through a symlink it names another directory).
  * A finding the baseline already has, with a count no larger, does not
  * fail; it is still reported, with its baseline count ("baseline" in the
  * JSON report).
@@ -21,7 +26,8 @@
 #include <string.h> /* strcmp, strlen */
 
 typedef struct entry {
-    const char *path, *tensor; /* point into the kept jansson tree */
+    const char *path;   /* normalized copy (norm_path), owned */
+    const char *tensor; /* points into the kept jansson tree */
     int kind;
     uint64_t count;
 } entry_t;
@@ -50,6 +56,36 @@ static int kind_of(const char *name)
 }
 
 #define BAD(err, fname, ...) na_err_set(err, NA_E_USAGE, __VA_ARGS__)
+
+/* p without "." components and repeated slashes (see the top); a
+ * malloc'd string, NULL when out of memory. "." alone stays ".". */
+static char *norm_path(const char *p)
+{
+    size_t n = strlen(p);
+    char *o = malloc(n + 2), *q = o;
+    if (o == NULL)
+        return NULL;
+    if (*p == '/')
+        *q++ = '/';
+    while (*p) {
+        while (*p == '/')
+            p++;
+        size_t L = strcspn(p, "/");
+        if (L == 0)
+            break;
+        if (!(L == 1 && *p == '.')) {
+            if (q > o && q[-1] != '/')
+                *q++ = '/';
+            memcpy(q, p, L);
+            q += L;
+        }
+        p += L;
+    }
+    if (q == o)
+        *q++ = '.';
+    *q = '\0';
+    return o;
+}
 
 /* Check one files[i] entry and append its findings (e may be NULL to
  * count them only). */
@@ -81,7 +117,9 @@ static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const 
                 return BAD(err, fname, "%s: files[%zu].tensors[%zu].findings[%zu] needs a known "
                            "\"kind\" and a \"count\" >= 0", fname, fi, ti, k);
             if (e) {
-                e[*n].path = json_string_value(path);
+                e[*n].path = norm_path(json_string_value(path));
+                if (e[*n].path == NULL)
+                    return na_err_set(err, NA_E_NOMEM, "%s: out of memory", fname);
                 e[*n].tensor = json_string_value(name);
                 e[*n].kind = kd;
                 e[*n].count = (uint64_t)json_integer_value(count);
@@ -123,7 +161,14 @@ na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
         return st;
     }
     b->root = root;
-    json_array_foreach(files, i, f) walk_file(f, i, b->e, &b->n, fname, err);
+    json_array_foreach(files, i, f) {
+        if (st == NA_OK)
+            st = walk_file(f, i, b->e, &b->n, fname, err);
+    }
+    if (st != NA_OK) {
+        na_baseline_free(b);
+        return st;
+    }
     qsort(b->e, b->n, sizeof *b->e, cmp);
     *out = b;
     return NA_OK;
@@ -132,8 +177,9 @@ na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
 void na_baseline_apply(const na_baseline_t *b, const char *path, const char *tensor,
                        na_finding_t *f, size_t n)
 {
-    for (size_t i = 0; b && path && tensor && i < n; i++) {
-        entry_t key = {path, tensor, (int)f[i].kind, 0};
+    char *np = b && path && tensor && n ? norm_path(path) : NULL;
+    for (size_t i = 0; np && i < n; i++) {
+        entry_t key = {np, tensor, (int)f[i].kind, 0};
         const entry_t *hit = bsearch(&key, b->e, b->n, sizeof *b->e, cmp);
         if (!hit)
             continue;
@@ -145,6 +191,7 @@ void na_baseline_apply(const na_baseline_t *b, const char *path, const char *ten
         snprintf(f[i].message + len, sizeof f[i].message - len, " (baseline: %llu)",
                  (unsigned long long)hit->count);
     }
+    free(np);
 }
 
 void na_baseline_free(na_baseline_t *b)
@@ -152,6 +199,8 @@ void na_baseline_free(na_baseline_t *b)
     if (!b)
         return;
     json_decref(b->root);
+    for (size_t i = 0; i < b->n; i++)
+        free((char *)b->e[i].path);
     free(b->e);
     free(b);
 }

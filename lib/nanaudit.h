@@ -519,7 +519,9 @@ void na_policy_checks(const na_policy_t *p, const na_checks_t *flags, uint32_t f
 void na_policy_free(na_policy_t *p); /* NULL-safe */
 
 /* --baseline old.json (lib/baseline.c): the findings of an earlier JSON
- * report, keyed by (file path as given, tensor name, kind). Parse len
+ * report, keyed by (file path as given, tensor name, kind); paths are
+ * compared without "." components and repeated slashes ("./a" is "a").
+ * Parse len
  * bytes; NA_E_USAGE with err "FNAME[:LINE]: problem" when it is not JSON
  * or not a nanaudit report (schema_version 1, files[].path,
  * files[].tensors[].name, findings[].kind/count); NA_E_NOMEM. */

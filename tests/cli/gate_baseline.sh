@@ -24,8 +24,17 @@ expect_json grew.json '[(f["kind"], f["count"], f["fails"], f.get("baseline")) f
 make_st a.safetensors '{"tensors": [{"name": "w", "dtype": "F32", "shape": [4], "values": [1, 1, 2, 3]},
   {"name": "v", "dtype": "F32", "shape": [2], "values": [1, "inf"]}]}'
 expect_exit 0 "$NANAUDIT" scan --baseline old.json a.safetensors
-# the key is the path as given: ./a.safetensors is another file
-expect_exit 1 "$NANAUDIT" scan --baseline old.json ./a.safetensors
+# the key is the path as given, without "." components and repeated
+# slashes (fifth fresh-user round: a baseline made with a.safetensors
+# failed every finding of a CI job that scans ./a.safetensors); a path
+# through another directory is another key
+expect_exit 0 "$NANAUDIT" scan --baseline old.json ./a.safetensors
+expect_exit 0 "$NANAUDIT" scan --baseline old.json .//./a.safetensors
+mkdir sub
+expect_exit 1 "$NANAUDIT" scan --baseline old.json sub/../a.safetensors
+mkdir -p d && cp a.safetensors d/ && expect_exit 1 "$NANAUDIT" scan --report dold.json d/a.safetensors
+expect_exit 0 "$NANAUDIT" scan --baseline dold.json ./d//a.safetensors
+expect_exit 1 "$NANAUDIT" scan --baseline dold.json "$T/d/a.safetensors"
 # another tensor name with the same finding is new
 make_st b.safetensors '{"tensors": [{"name": "w2", "dtype": "F32", "shape": [1], "values": ["nan"]}]}'
 cp b.safetensors a.safetensors

@@ -247,7 +247,13 @@ static void test_baseline(void **state)
     assert_int_equal(f[2].fails, 1); /* the count grew */
     f[2].fails = 1;
     f[2].in_baseline = 0;
-    na_baseline_apply(b, "./a", "w", f + 2, 1); /* another path */
+    na_baseline_apply(b, "./a", "w", f + 2, 1); /* the same path, spelt otherwise */
+    assert_int_equal(f[2].in_baseline, 1);
+    assert_int_equal(f[2].fails, 1); /* still grew */
+    f[2].in_baseline = 0;
+    na_baseline_apply(b, "b/../a", "w", f + 2, 1); /* another path */
+    assert_int_equal(f[2].in_baseline, 0);
+    na_baseline_apply(b, "/a", "w", f + 2, 1);
     assert_int_equal(f[2].in_baseline, 0);
     na_baseline_free(b);
     na_baseline_free(NULL);

@@ -6,7 +6,9 @@
  * One run; tool.driver.rules lists the finding kinds (rule id = kind
  * name, as --fail-on spells it) plus "unreadable" for inputs that could
  * not be audited. Each finding is one result: level "error" when it fails
- * the policy, "warning" otherwise; message.text is the finding's text;
+ * the policy, "warning" otherwise; message.text is "TENSOR: " and the
+ * finding's text (code-scanning views show the message and the file, not
+ * always the logical location, so the tensor is named in the text too);
  * the location is the file (physicalLocation.artifactLocation.uri, the
  * path as given, percent-encoded as a URI reference per RFC 3986) and the
  * tensor (logicalLocations[0].fullyQualifiedName, kind "member");
@@ -21,7 +23,7 @@
 #include "report_util.h"
 #include <jansson.h>
 #include <stdlib.h> /* malloc, free */
-#include <string.h> /* strlen, strchr */
+#include <string.h> /* strlen, strchr, strcpy, strcat */
 
 #define SARIF_SCHEMA "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #define RULE_UNREADABLE NA_K_COUNT /* rule index of "unreadable" */
@@ -79,10 +81,19 @@ static json_t *result(unsigned rule, int error, const char *path, const char *te
                             json_pack("[{s:o, s:s}]", "fullyQualifiedName", jstr(tensor),
                                       "kind", "member"));
     const char *id = rule < NA_K_COUNT ? na_kind_name((na_kind_t)rule) : "unreadable";
-    return json_pack("{s:s, s:i, s:s, s:o, s:[o], s:{s:o, s:I}}", "ruleId", id, "ruleIndex",
-                     (int)rule, "level", error ? "error" : "warning", "message",
-                     text_obj(jstr(message)), "locations", loc, "properties", "tensor",
-                     tensor ? jstr(tensor) : json_null(), "count", (json_int_t)count);
+    char *text = NULL;
+    if (tensor && (text = malloc(strlen(tensor) + strlen(message) + 3)) != NULL) {
+        strcpy(text, tensor);
+        strcat(text, ": ");
+        strcat(text, message);
+    }
+    json_t *v = json_pack("{s:s, s:i, s:s, s:o, s:[o], s:{s:o, s:I}}", "ruleId", id,
+                          "ruleIndex", (int)rule, "level", error ? "error" : "warning",
+                          "message", text_obj(jstr(text ? text : message)), "locations", loc,
+                          "properties", "tensor", tensor ? jstr(tensor) : json_null(), "count",
+                          (json_int_t)count);
+    free(text);
+    return v;
 }
 
 static int add(json_t *a, json_t *v) { return !v || json_array_append_new(a, v); }

@@ -138,8 +138,12 @@ def check_sarif(path, j):
         lloc = loc.get("logicalLocations", [{}])[0].get("fullyQualifiedName")
         got.append((urllib.parse.unquote(uri), lloc, r["ruleId"], r["properties"]["count"],
                     r["level"], r["message"]["text"]))
-    want = [(p, t, k, c, "error" if fl else "warning", m) for p, t, k, c, fl, m in finds]
-    want += [(p, t, "unreadable", 0, "error", m) for p, t, m in errs]
+    # message.text names the tensor (code-scanning views may not show the
+    # logical location): "TENSOR: message"
+    want = [(p, t, k, c, "error" if fl else "warning", f"{t}: {m}")
+            for p, t, k, c, fl, m in finds]
+    want += [(p, t, "unreadable", 0, "error", m if t is None else f"{t}: {m}")
+             for p, t, m in errs]
     check("sarif results", sorted(got, key=repr), sorted(want, key=repr))
     inv = run["invocations"][0]
     check("sarif invocation", (inv["exitCode"], inv["executionSuccessful"]),

@@ -16,13 +16,16 @@
  *  - integers of 1/2/4/8 bytes keep their byte order; packed bits or other
  *    sizes are converted to a native integer of the same signedness;
  *  - arrays of numbers are flattened into extra trailing dimensions;
+ *  - h5py's bool (an enum of a 1-byte integer with exactly FALSE = 0 and
+ *    TRUE = 1: h5py/_hl/base.py and h5t.pyx, "bool" as an HDF5 enum) is
+ *    BOOL, as numpy's bool in an .npy; other enums are skipped;
  *  - strings, references, opaque, bitfield, time, enum: skipped;
  *    variable-length numeric data: error (not supported, fail closed).
  */
 #include "hdf5_types.h"
 
 #include <stdio.h>  /* snprintf */
-#include <string.h> /* memset */
+#include <string.h> /* memset, strcmp */
 
 #if NA_HAVE_HDF5
 
@@ -190,9 +193,37 @@ static void array_type(hid_t ft, c_type_t *r)
         r->adim[nd + i] = b.adim[i];
 }
 
+/* 1 when ft is the enum h5py writes for numpy's bool: a 1-byte integer
+ * base and the members FALSE = 0 and TRUE = 1, nothing else. */
+static int h5py_bool(hid_t ft)
+{
+    hid_t base = H5Tget_super(ft);
+    int ok = base >= 0 && H5Tget_class(base) == H5T_INTEGER && H5Tget_size(base) == 1 &&
+             H5Tget_nmembers(ft) == 2;
+    for (unsigned i = 0; ok && i < 2; i++) {
+        char *nm = H5Tget_member_name(ft, i);
+        signed char v = -1;
+        ok = nm && H5Tget_member_value(ft, i, &v) >= 0 &&
+             ((!strcmp(nm, "FALSE") && v == 0) || (!strcmp(nm, "TRUE") && v == 1));
+        if (nm)
+            H5free_memory(nm);
+    }
+    if (base >= 0)
+        H5Tclose(base);
+    return ok;
+}
+
 /* Classify a non-compound type. */
 static void leaf_type0(hid_t ft, c_type_t *r)
 {
+    if (H5Tget_class(ft) == H5T_ENUM && h5py_bool(ft)) {
+        r->kind = H5P_K_TENSOR;
+        r->dtype = NA_DT_BOOL;
+        r->order = NA_LITTLE; /* one byte */
+        r->memtype = H5Tcopy(ft); /* read as stored: the bytes 0 and 1 */
+        r->esize = 1;
+        return;
+    }
     switch (H5Tget_class(ft)) {
     case H5T_INTEGER: int_type(ft, r); return;
     case H5T_FLOAT: float_type(ft, r); return;

@@ -170,9 +170,10 @@ static void warn_emitted(cli_clean_entry_t *e)
              "cleaned value(s) equal a missing-value marker and read back as missing");
 }
 
-/* The engine options of entry e: the run's, or for a coordinate (an HDF5
- * dimension scale that --together names, cli_clean_entry_t.coord) none
- * of the steps, so it only loses the rows its partners drop. */
+/* The engine options of entry e: the run's, or for a follower (named by
+ * --together, and not selected or an HDF5 dimension scale:
+ * cli_clean_entry_t.coord) none of the steps, so it only loses the rows
+ * its partners drop. */
 static const na_clean_opts_t *eng_of(const crun_t *c, const cli_clean_entry_t *e)
 {
     return e->coord ? &c->coord : &c->eng;
@@ -517,9 +518,14 @@ static int fit_all(crun_t *c)
         memcpy(e->shape, t.shape, sizeof e->shape);
         e->status = "copied";
         e->samples = c->samples;
-        if (st != NA_OK || !t.src.read || !selected(&c->o->clean, c->in, i, t.name) ||
-            t.stored != t.dtype || t.part) {
-            int sel = selected(&c->o->clean, c->in, i, t.name ? t.name : "");
+        int sel = selected(&c->o->clean, c->in, i, t.name ? t.name : "");
+        int together = t.name && named_together(c, i, t.name);
+        /* Not selected but named by --together (labels beside features:
+         * --together /x,/y --exclude /y): a follower, which loses the
+         * samples its partners drop and keeps its values (e->coord). */
+        int follow = !sel && together && st == NA_OK && t.src.read && t.stored == t.dtype &&
+                     !t.part;
+        if ((st != NA_OK || !t.src.read || !sel || t.stored != t.dtype || t.part) && !follow) {
             e->fixed = st != NA_OK || !t.src.read || t.stored != t.dtype || t.part;
             if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
                 /* Fail closed (DESIGN.md): a selected numeric tensor that
@@ -573,7 +579,6 @@ static int fit_all(crun_t *c)
          * --include or --together names them (a coordinate that loses
          * rows with its data); their NaN/Inf are counted as any copied
          * tensor's. */
-        int together = named_together(c, i, t.name);
         if ((t.ndim == 0 || t.dim_scale) && c->o->clean.n_include == 0 && !together) {
             snprintf(e->reason, sizeof e->reason, "%s: copied unchanged (--include it to clean it)",
                      t.dim_scale ? "an HDF5 dimension scale (coordinates)" : "a scalar (rank 0)");
@@ -583,11 +588,12 @@ static int fit_all(crun_t *c)
         /* Named by --together only, coordinates lose the rows their
          * partners drop and keep their values (no step runs on them:
          * eng_of); --include cleans them as data. */
-        e->coord = t.dim_scale && together && c->o->clean.n_include == 0;
+        e->coord = follow || (t.dim_scale && together && c->o->clean.n_include == 0);
         st = na_clean_prepare(&t, eng_of(c, e), &e->ct, &err);
-        if (st == NA_E_UNSUPPORTED && c->o->clean.n_include == 0) {
+        if (st == NA_E_UNSUPPORTED && (c->o->clean.n_include == 0 || e->coord)) {
             set_reason(e, err.msg);
             e->fixed = 1;
+            e->coord = 0; /* copied: --together refuses it as a partner */
             /* not a dtype clean writes: copied, as not selected */
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
@@ -623,8 +629,9 @@ static int fit_all(crun_t *c)
         e->cleaned = 1;
         e->status = "cleaned";
         if (e->coord)
-            snprintf(e->reason, sizeof e->reason, "an HDF5 dimension scale (coordinates) named "
-                     "by --together: loses the samples its partners drop, values unchanged");
+            snprintf(e->reason, sizeof e->reason, "%s named by --together: loses the samples "
+                     "its partners drop, values unchanged",
+                     follow ? "not selected," : "an HDF5 dimension scale (coordinates)");
         warn_fit(c, e, &t);
     }
     return rc;

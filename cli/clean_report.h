@@ -23,9 +23,10 @@ typedef struct cli_clean_entry {
                             * it cannot write, a part of a NumPy record or
                             * complex array, not numeric): --together
                             * cannot make it lose samples */
-    int coord;             /* an HDF5 dimension scale named by --together
-                            * (not --include): loses its partners' rows,
-                            * no step runs on its values */
+    int coord;             /* a follower: named by --together, and not
+                            * selected or an HDF5 dimension scale (without
+                            * --include): loses its partners' rows, no step
+                            * runs on its values */
     na_clean_tensor_t ct;
     size_t n_warn;
     char warn[CLI_CLEAN_MAX_WARN][256];

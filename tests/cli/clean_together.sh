@@ -123,8 +123,6 @@ expect_exit 2 "$N" clean xy.safetensors --samples --together x -o o.st
 expect_stderr_contains "--together 'x' names one tensor ('x'); give the tensors that share its sample axis"
 expect_exit 2 "$N" clean xyw.safetensors --samples --together x,w -o o.st
 expect_stderr_contains "--together: 'w' has 50 samples and 'x' 200; grouped tensors must share the sample axis"
-expect_exit 2 "$N" clean xy.safetensors --samples --together x,y --exclude y -o o.st
-expect_stderr_contains "--together: 'y' is not cleaned (not selected)"
 expect_exit 2 "$N" clean xy.safetensors --samples --together x,y --together 'y*' -o o.st
 expect_stderr_contains "--together: 'y' is in two groups ('x,y' and 'y*')"
 expect_exit 2 "$N" clean xy.safetensors --together x,y --nonfinite zero -o o.st
@@ -133,4 +131,35 @@ expect_stderr_contains "--together needs --samples (safetensors tensors are weig
 expect_exit 2 "$N" clean --dtype F64 a.f64 --together data -o o.f64
 expect_stderr_contains "a.f64: --together 'data' names one tensor ('data')"
 [ ! -e o.st ] && [ ! -e o.f64 ] || fail "a refused run wrote output"
+
+# A tensor --together names but the selection leaves out (labels beside
+# features) follows its partners: it loses the samples they drop and
+# keeps its values, its own NaN/Inf and outliers included (it was
+# refused: "'y' is not cleaned (not selected)"). x loses row 5 (NaN) and
+# row 17 (outlier) and is normalized; y keeps its Inf at 40 and -1e3 at
+# 90, and is not normalized.
+expect_exit 1 "$N" clean xy.safetensors --samples --zscore 3 --normalize minmax --together x,y \
+    --exclude y -o f.st --report f.json --max-drop-fraction 0.5
+expect_json f.json '[[t["name"], t["status"], t["samples_dropped"]["total"], t["reason"]] for t in j["tensors"]]' \
+    '[["x", "cleaned", 2, null], ["y", "cleaned", 2, "not selected, named by --together: loses the samples its partners drop, values unchanged"]]'
+"$NA_PYTHON" - <<'PY' || fail "follower values"
+import numpy as np
+from safetensors.numpy import load_file
+src, out = load_file("xy.safetensors"), load_file("f.st")
+keep = np.array([r not in (5, 17) for r in range(200)])
+x = src["x"][keep]
+assert np.array_equal(out["x"], (x - x.min(0)) / (x.max(0) - x.min(0))), "x"
+assert np.array_equal(out["y"], src["y"][keep]), "y"
+assert out["y"].dtype == np.float64
+PY
+# --include picks the cleaned ones the same way
+expect_exit 1 "$N" clean xy.safetensors --samples --zscore 3 --together x,y --include x -o g.st \
+    --max-drop-fraction 0.5
+"$NA_PYTHON" -c "
+import numpy as np
+from safetensors.numpy import load_file
+s, o = load_file('xy.safetensors'), load_file('g.st')
+keep = np.array([r not in (5, 17) for r in range(200)])
+assert np.array_equal(o['y'], s['y'][keep]) and np.array_equal(o['x'], s['x'][keep])" ||
+    fail "--include follower"
 pass

@@ -1735,11 +1735,52 @@ static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, doub
     return 0;
 }
 
+/* End of the run of kept rows (state 0 in rs) that starts at i < n,
+ * rs[i] == 0: 8 rows at a time while all are kept. */
+static inline uint64_t kept_run_end(const uint8_t *rs, uint64_t i, uint64_t n)
+{
+    uint64_t j = i;
+    for (uint64_t w8; j + 8 <= n; j += 8) {
+        memcpy(&w8, rs + j, 8);
+        if (w8)
+            break;
+    }
+    while (j < n && !rs[j])
+        j++;
+    return j;
+}
+
+/* A run of m kept values of a linear step 3 (step3_linear) into an
+ * integer type T of range [LO, HI] (8 to 32 bits): na_ce_put_int's
+ * result, exactly (round half to even with rint, saturation, NaN to 0;
+ * each of those counted in *over, NaN and +-Inf in *unrep as
+ * na_ce_unrepresentable counts them), in a loop without calls that
+ * vectorises. back gets the values as they read back. */
+#define NA_INT_RUN(T, LO, HI)                                                                      \
+    do {                                                                                           \
+        T *ot = (T *)(void *)(out + sizeof(T) * q);                                                \
+        for (uint64_t m = 0; m < j - i; m++) {                                                     \
+            double v = x[i + m];                                                                   \
+            double y = none ? v : (v - a) / s;                                                     \
+            y = scaled ? lo + y * span : y;                                                        \
+            double r = rint(y);                                                                    \
+            int in = r >= (LO) && r <= (HI); /* false for NaN */                                   \
+            double cl = in ? r : y != y ? 0.0 : r < (LO) ? (LO) : (HI);                            \
+            T tv = (T)cl;                                                                          \
+            memcpy(&ot[m], &tv, sizeof(T));                                                        \
+            back[q + m] = (double)tv; /* +0 for a -0 rounded */                                    \
+            over += (uint64_t)!in;                                                                 \
+            unrep += (uint64_t)!(fabs(y) <= DBL_MAX);                                              \
+        }                                                                                          \
+    } while (0)
+
 /* Emit one block: steps 1-3, rounding into the chunk's output buffer at
  * the block's place, and the statistics of the values written (part[0];
- * blocks of the kept values of BLOCK input rows). F32 output of a linear
- * step 3 (the common case) converts each run of kept rows in a loop that
- * vectorises; the rest goes value by value through na_ce_step3 and put_out. */
+ * blocks of the kept values of BLOCK input rows). F32 and 8- to 32-bit
+ * integer output of a linear step 3 (the common cases: weights and
+ * features, and images kept in their integer type) convert each run of
+ * kept rows in a loop that vectorises; the rest goes value by value
+ * through na_ce_step3 and put_out. */
 NA_CLEAN_CLONES
 static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
 {
@@ -1761,20 +1802,36 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
     double a = 0, s = 1, lo = o->lo, span = o->hi - o->lo;
     int scaled = 0;
     int lin = o->normalize == NA_NORM_NONE || step3_linear(o, F, &a, &s, &scaled);
-    if (dt == NA_DT_F32 && lin && !ct->n_missing) {
+    int none = o->normalize == NA_NORM_NONE;
+    int int_fast = dt == NA_DT_U8 || dt == NA_DT_I8 || dt == NA_DT_U16 || dt == NA_DT_I16 ||
+                   dt == NA_DT_U32 || dt == NA_DT_I32;
+    if (int_fast && lin && !ct->n_missing) {
+        uint64_t unrep = 0;
         for (uint64_t i = 0; i < n;) {
             if (rs[i]) {
                 i++;
                 continue;
             }
-            uint64_t j = i;
-            for (uint64_t w8; j + 8 <= n; j += 8) { /* 8 kept rows at a time */
-                memcpy(&w8, rs + j, 8);
-                if (w8)
-                    break;
+            uint64_t j = kept_run_end(rs, i, n);
+            switch (dt) {
+            case NA_DT_U8: NA_INT_RUN(uint8_t, 0.0, 255.0); break;
+            case NA_DT_I8: NA_INT_RUN(int8_t, -128.0, 127.0); break;
+            case NA_DT_U16: NA_INT_RUN(uint16_t, 0.0, 65535.0); break;
+            case NA_DT_I16: NA_INT_RUN(int16_t, -32768.0, 32767.0); break;
+            case NA_DT_U32: NA_INT_RUN(uint32_t, 0.0, 4294967295.0); break;
+            default: NA_INT_RUN(int32_t, -2147483648.0, 2147483647.0); break;
             }
-            while (j < n && !rs[j])
-                j++;
+            q += j - i;
+            i = j;
+        }
+        c->unrep += unrep;
+    } else if (dt == NA_DT_F32 && lin && !ct->n_missing) {
+        for (uint64_t i = 0; i < n;) {
+            if (rs[i]) {
+                i++;
+                continue;
+            }
+            uint64_t j = kept_run_end(rs, i, n);
             float *of = (float *)(void *)(out + 4 * q);
             for (uint64_t m = 0; m < j - i; m++) {
                 double v = x[i + m];

@@ -1258,6 +1258,10 @@ static int write_output(crun_t *c)
                 st = copy_tensor(c, src[j], w, wt[j].bytes, &err);
         }
     }
+    /* NA_E_IO here is a read of the input that failed (it shrank while
+     * being read: formats/mapfile.c); the line names the input, not OUT. */
+    if (st == NA_E_IO)
+        who = c->r.input;
     if (st == NA_OK && na_writer_late_meta(w))
         st = late_meta(c, w, prov, &err);
     if (st == NA_OK)
@@ -1460,6 +1464,7 @@ int cli_clean(const cli_opts_t *o)
     na_err_t err = {{0}};
     /* before the open: a file replaced from here on is seen as changed */
     c.have_in_st = stat(c.r.input, &c.in_st) == 0;
+    cli_sigbus_input(c.r.input); /* a truncation names it (sigbus.c) */
     na_status_t st = na_input_open(c.r.input, &o->open, &c.in, &err);
     if (st != NA_OK) {
         cli_error(c.r.input, "%s", err.msg);

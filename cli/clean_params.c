@@ -28,9 +28,9 @@
 #include <jansson.h>
 #include <math.h>     /* isfinite, NAN */
 #include <stdio.h>    /* snprintf, rename */
-#include <stdlib.h>   /* strtod, malloc, mkstemp */
+#include <stdlib.h>   /* strtod, malloc, mkstemp, realpath */
 #include <string.h>   /* strcmp, strrchr */
-#include <sys/stat.h> /* stat, fchmod, umask */
+#include <sys/stat.h> /* stat, lstat, fchmod, umask */
 #include <unistd.h>   /* fsync, close, unlink */
 
 #define NFIELDS 11
@@ -109,11 +109,12 @@ int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct)
     return json_object_set_new(json_object_get(root, "tensors"), name, e);
 }
 
-int cli_params_save(json_t *root, const char *path)
+static int save_file(json_t *root, const char *path)
 {
     const size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17);
     struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    int exists = stat(path, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode))
         return json_dump_file(root, path, flags); /* /dev/stdout, a FIFO: as given */
     /* A regular file: written beside it and renamed over it, so that a
      * full disk or an interruption leaves the old file (or none), never
@@ -136,7 +137,10 @@ int cli_params_save(json_t *root, const char *path)
     }
     mode_t um = umask(0); /* mkstemp makes 0600; a params file is shared */
     umask(um);
-    int rc = fchmod(fd, 0666 & ~um) == 0 && json_dumpfd(root, fd, flags) == 0 &&
+    /* a file replaced keeps its permission bits (an 0600 one stays
+     * private), as writing into it did before the rename */
+    mode_t mode = exists ? sb.st_mode & 07777 : 0666 & ~um;
+    int rc = fchmod(fd, mode) == 0 && json_dumpfd(root, fd, flags) == 0 &&
                      fsync(fd) == 0
                  ? 0
                  : -1;
@@ -152,6 +156,20 @@ int cli_params_save(json_t *root, const char *path)
     if (rc != 0)
         unlink(tmp);
     free(tmp);
+    errno = e;
+    return rc;
+}
+
+int cli_params_save(json_t *root, const char *path)
+{
+    /* A symbolic link (params.json -> params-v3.json) is written through,
+     * as --report and a shell's '>' write it: the rename replaces its
+     * target, not the link itself. A dangling link keeps its name. */
+    struct stat lsb;
+    char *real = lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode) ? realpath(path, NULL) : NULL;
+    int rc = save_file(root, real ? real : path);
+    int e = errno;
+    free(real);
     errno = e;
     return rc;
 }

@@ -98,6 +98,10 @@ void cli_sigbus_install(void);
  * while it exists) the SIGBUS handler unlinks before it exits, so a bus
  * error mid-clean leaves no file behind. Both must outlive the run. */
 void cli_sigbus_unlink(const char *path, volatile sig_atomic_t *live);
+/* The input now being read (NULL: none), named by the SIGBUS line:
+ * "nanaudit: PATH: bus error: the file shrank ...". Call it before the
+ * input is read, and with NULL after (not from a signal handler). */
+void cli_sigbus_input(const char *path);
 
 /* progress.c: a progress line on stderr (bytes, GB/s, ETA). */
 typedef struct cli_progress {

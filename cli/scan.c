@@ -211,7 +211,9 @@ static void audit_all(scan_run_t *s)
         } else if (it->error) {
             unopened(s, it->path, sniffed(it->kind), NA_E_IO, it->error);
         } else {
+            cli_sigbus_input(it->path); /* a truncation names it */
             scan_file(s, it);
+            cli_sigbus_input(NULL);
         }
     }
     finish_indexes(s);

@@ -13,6 +13,10 @@
  * at an unknown point, and the state it would need is not safe to touch
  * from a signal handler (signal-safety(7): only write and _exit here).
  *
+ * The line names the input being read (cli_sigbus_input: scan sets it
+ * per file, clean for its one input), as every other error line does;
+ * without one (a SIGBUS outside any read) it says "an input".
+ *
  * During `clean` the handler also unlinks the hidden temporary output
  * (cli_sigbus_unlink; unlink is async-signal-safe), as cli/clean.c's
  * SIGINT/SIGTERM handler does, so nothing is left under either name.
@@ -24,10 +28,16 @@
 #include "cli.h"
 
 #include <signal.h>   /* sigaction, raise, SIGBUS */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* free */
 #include <string.h>   /* memset */
 #include <unistd.h>   /* write, _exit, getpid, unlink, pause */
 
 static pid_t g_main_pid; /* the process that installed the handler */
+/* "nanaudit: PATH: " of the input being read (cli_sigbus_input), built
+ * before the read so that the handler only writes it; length 0: none. */
+static char g_input_msg[4096 + 32];
+static volatile sig_atomic_t g_input_len;
 static const char *g_tmp_path;              /* clean's temporary file */
 static volatile sig_atomic_t *g_tmp_live;   /* nonzero while it exists */
 
@@ -37,6 +47,16 @@ void cli_sigbus_unlink(const char *path, volatile sig_atomic_t *live)
     g_tmp_live = live;
 }
 
+void cli_sigbus_input(const char *path)
+{
+    g_input_len = 0;
+    char *esc = path ? na_escape_text_dup(path) : NULL;
+    int n = esc ? snprintf(g_input_msg, sizeof g_input_msg, "nanaudit: %s: ", esc) : 0;
+    free(esc);
+    /* a name too long for the buffer: the line without it */
+    g_input_len = n > 0 && (size_t)n < sizeof g_input_msg ? n : 0;
+}
+
 static void on_sigbus(int sig)
 {
     static const char msg[] =
@@ -44,6 +64,13 @@ static void on_sigbus(int sig)
         "(truncated by another process?); no report written\n";
     static const char msg_clean[] =
         "nanaudit: bus error reading an input: a file shrank while it was being read "
+        "(truncated by another process?); nothing written\n";
+    /* with the input's name: "nanaudit: PATH: " + the rest of the line */
+    static const char file_msg[] =
+        "bus error: the file shrank while it was being read "
+        "(truncated by another process?); no report written\n";
+    static const char file_msg_clean[] =
+        "bus error: the file shrank while it was being read "
         "(truncated by another process?); nothing written\n";
     if (getpid() != g_main_pid) {
         signal(sig, SIG_DFL);
@@ -59,8 +86,15 @@ static void on_sigbus(int sig)
     int clean = g_tmp_live != NULL;
     if (clean && *g_tmp_live)
         unlink(g_tmp_path);
-    ssize_t w = clean ? write(STDERR_FILENO, msg_clean, sizeof msg_clean - 1)
-                      : write(STDERR_FILENO, msg, sizeof msg - 1);
+    ssize_t w;
+    if (g_input_len > 0) {
+        w = write(STDERR_FILENO, g_input_msg, (size_t)g_input_len);
+        w = clean ? write(STDERR_FILENO, file_msg_clean, sizeof file_msg_clean - 1)
+                  : write(STDERR_FILENO, file_msg, sizeof file_msg - 1);
+    } else {
+        w = clean ? write(STDERR_FILENO, msg_clean, sizeof msg_clean - 1)
+                  : write(STDERR_FILENO, msg, sizeof msg - 1);
+    }
     (void)w;
     _exit(3);
 }

@@ -542,7 +542,8 @@ na_status_t na_npy_parse_header(const uint8_t *buf, size_t n, na_npy_header_t *h
 {
     memset(h, 0, sizeof *h);
     if (n < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
-        return na_err_set(err, NA_E_FORMAT, "not a .npy file (no \\x93NUMPY magic)");
+        return na_err_set(err, NA_E_FORMAT,
+                          "not a .npy file (it does not start with 0x93 'NUMPY')");
     h->major = buf[6];
     h->minor = buf[7];
     if (h->major < 1 || h->major > 3)
@@ -562,12 +563,24 @@ na_status_t na_npy_parse_header(const uint8_t *buf, size_t n, na_npy_header_t *h
     if (n < h->header_bytes)
         return na_err_set(err, NA_E_FORMAT, "truncated .npy header: %llu bytes announced, the "
                           "file has %zu", (unsigned long long)hl, n - 8 - lenbytes);
-    const char *txt = (const char *)buf + 8 + lenbytes;
-    char *copy = malloc(hl + 1);
+    const uint8_t *txt = buf + 8 + lenbytes;
+    char *copy = malloc(2 * hl + 1);
     if (copy == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    memcpy(copy, txt, hl);
-    copy[hl] = '\0';
+    /* 1.0 and 2.0 headers are latin-1 (numpy decodes them so): a field
+     * named 'ü' is the byte 0xFC there. Names are kept as UTF-8, as a 3.0
+     * header holds them, so that 'data.ü' is the name users see and type. */
+    size_t cl = 0;
+    for (size_t i = 0; i < hl; i++) {
+        if (h->major < 3 && txt[i] >= 0x80) {
+            copy[cl++] = (char)(0xC0 | txt[i] >> 6);
+            copy[cl++] = (char)(0x80 | (txt[i] & 0x3F));
+        } else {
+            copy[cl++] = (char)txt[i];
+        }
+    }
+    copy[cl] = '\0';
+    hl = cl;
     lp_t L = {copy, copy + hl, NULL, 0, 0, NULL, 0, 0, 0, err, NA_OK};
     if (memchr(copy, '\0', hl) != NULL)
         L.st = na_err_set(err, NA_E_FORMAT, "header holds a NUL byte");

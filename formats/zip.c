@@ -424,6 +424,31 @@ static int empty_archive(zio_t *io)
            le32(h + 12) == 0 && le32(h + 16) == 0 && le16(h + 20) == io->size - sizeof h;
 }
 
+/* 1 when the last end of central directory signature in the file's
+ * last 22 + 65535 bytes (the record plus the longest comment) has its
+ * whole 22-byte record before the end of the file (APPNOTE 4.3.16).
+ * minizip 1.1 opened such files: a zip64 archive (every PyTorch .pt)
+ * takes its directory from the zip64 records in front of that record,
+ * so up to its last 21 bytes could be missing, and an .npz opened with
+ * the last byte of its comment length missing. Python's zipfile
+ * (_EndRecData, hence np.load and torch.load) refuses both as "File is
+ * not a zip file": the file lost its end (an interrupted download or
+ * copy), and nanaudit says so instead of auditing it as whole. */
+static int eocd_complete(zio_t *io)
+{
+    size_t tail = io->size < 22 + 65535 ? (size_t)io->size : 22 + 65535;
+    uint8_t *b = malloc(tail ? tail : 1);
+    int ok = 0;
+    if (b != NULL && tail >= 4 && zio_pread(io, io->size - tail, b, tail) == tail)
+        for (size_t i = tail - 4 + 1; i-- > 0;)
+            if (le32(b + i) == ZIP_EOCD_SIG) {
+                ok = tail - i >= 22;
+                break;
+            }
+    free(b);
+    return ok;
+}
+
 static int name_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -470,6 +495,9 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     if (z->uf == NULL)
         return na_err_set(err, NA_E_FORMAT, "not a readable zip archive (no valid end of "
                           "central directory record)");
+    if (!eocd_complete(&z->io))
+        return na_err_set(err, NA_E_FORMAT, "zip: the end of central directory record is cut "
+                          "short at the end of the file (truncated?)");
     unz_global_info64 gi;
     int r = unzGetGlobalInfo64(z->uf, &gi);
     if (r != UNZ_OK)

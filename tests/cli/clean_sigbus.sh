@@ -6,7 +6,8 @@
 # "Safety: nothing lost"; SIGINT/SIGTERM are in clean_safety.sh).
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || exit 1
-BUSMSG="nanaudit: bus error reading an input: a file shrank while it was being read (truncated by another process?); nothing written"
+# the line names the input (sixth fresh-user round: it said "an input")
+BUSMSG="bus error: the file shrank while it was being read (truncated by another process?); nothing written"
 mkdir out
 
 # 1. Deterministic: the test hook raises SIGBUS after the first bytes of
@@ -17,7 +18,7 @@ LAST_RC=0
 NANAUDIT_TEST_SIGNAL=BUS "$NANAUDIT" clean --dtype F64 --shape 4096x16 in.f64 -o out/bus.f64 \
     --normalize minmax >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
 assert_eq "$LAST_RC" "3" "exit status after SIGBUS"
-assert_eq "$(cat "$T/stderr")" "$BUSMSG" "stderr after SIGBUS"
+assert_eq "$(cat "$T/stderr")" "nanaudit: in.f64: $BUSMSG" "stderr after SIGBUS"
 [ ! -e out/bus.f64 ] || fail "output exists after SIGBUS"
 assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after SIGBUS"
 
@@ -43,7 +44,7 @@ if [ "$rc" -eq 0 ]; then
     [ -e out/big.f32 ] || fail "exit 0 without output"
 else
     assert_eq "$rc" "3" "exit after truncation mid-clean (stderr: $(cat "$T/err2"))"
-    grep -qF -e "$BUSMSG" -e "shrank from 268435456 to 4096 bytes" "$T/err2" \
+    grep -qF -e "nanaudit: big.raw: $BUSMSG" -e "shrank from 268435456 to 4096 bytes" "$T/err2" \
         || fail "exit 3 without the truncation message: $(cat "$T/err2")"
     [ ! -e out/big.f32 ] || fail "output exists after a truncated input"
 fi

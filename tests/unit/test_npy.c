@@ -125,7 +125,7 @@ static void header_errors(void **state)
     na_npy_header_t h;
     na_err_t e;
     assert_int_equal(na_npy_parse_header(b, 7, &h, &e), NA_E_FORMAT);
-    assert_string_equal(e.msg, "not a .npy file (no \\x93NUMPY magic)");
+    assert_string_equal(e.msg, "not a .npy file (it does not start with 0x93 'NUMPY')");
 }
 
 /* A Fortran-order 3 x 4 F32 array holding C-order values 0..11 (so in

@@ -163,6 +163,13 @@ static void entry_failed(cli_clean_entry_t *e, const char *msg)
  * real run and --dry-run alike: the same report either way. */
 static void warn_emitted(cli_clean_entry_t *e)
 {
+    /* a follower (--together) keeps its NaN/Inf: exit 1 says so, and so
+     * does its entry (-q lists it) */
+    const na_stats_t *a = &e->ct.after;
+    if (e->coord && a->nan + a->pos_inf + a->neg_inf)
+        warn(e, (unsigned long long)(a->nan + a->pos_inf + a->neg_inf),
+             "NaN/Inf value(s) left as they are (it follows its --together partners; no step "
+             "runs on it)");
     if (e->ct.overflow)
         warn(e, (unsigned long long)e->ct.overflow, "value(s) overflowed the output dtype");
     if (e->ct.collisions)

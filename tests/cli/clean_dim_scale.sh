@@ -67,6 +67,10 @@ expect_json rn.json '[(t["name"], t["status"], t["samples_dropped"]["total"]) fo
 expect_json rn.json 'j["tensors"][0]["reason"]' \
     '"an HDF5 dimension scale (coordinates) named by --together: loses the samples its partners drop, values unchanged"'
 expect_json rn.json '[j["tensors"][0]["after"][k] for k in ("nan", "finite")]' '[1, 18]'
+# the text says why it has no steps and why the run exits 1
+expect_stdout_contains "    an HDF5 dimension scale (coordinates) named by --together: loses the samples its partners drop, values unchanged"
+expect_stdout_contains "    warning: 1 NaN/Inf value(s) left as they are (it follows its --together partners; no step runs on it)"
+expect_json rn.json 'j["tensors"][0]["warnings"]' '["1 NaN/Inf value(s) left as they are (it follows its --together partners; no step runs on it)"]'
 expect_json p.json 'sorted(j["tensors"])' '["/x"]'
 "$NA_PYTHON" - <<'PY' || fail "tn.h5 values"
 import h5py, numpy as np

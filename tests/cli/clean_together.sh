@@ -140,6 +140,8 @@ expect_stderr_contains "a.f64: --together 'data' names one tensor ('data')"
 # 90, and is not normalized.
 expect_exit 1 "$N" clean xy.safetensors --samples --zscore 3 --normalize minmax --together x,y \
     --exclude y -o f.st --report f.json --max-drop-fraction 0.5
+expect_stdout_contains "    not selected, named by --together: loses the samples its partners drop, values unchanged"
+expect_stdout_contains "    warning: 1 NaN/Inf value(s) left as they are (it follows its --together partners; no step runs on it)"
 expect_json f.json '[[t["name"], t["status"], t["samples_dropped"]["total"], t["reason"]] for t in j["tensors"]]' \
     '[["x", "cleaned", 2, null], ["y", "cleaned", 2, "not selected, named by --together: loses the samples its partners drop, values unchanged"]]'
 "$NA_PYTHON" - <<'PY' || fail "follower values"

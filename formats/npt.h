@@ -84,6 +84,10 @@ na_status_t na_zip_read_all(na_zip_t *z, size_t i, uint64_t cap, uint8_t **buf, 
 na_status_t na_zip_spill(na_zip_t *z, size_t i, int *fd_out, na_err_t *err);
 /* Another descriptor of the archive (dup), for a mapping of stored data. */
 int na_zip_dup_fd(const na_zip_t *z);
+/* The archive's comment (APPNOTE 4.3.16, at most 65535 bytes, after the
+ * end of central directory record) as a malloc'd NUL-ended string, cut
+ * at its first NUL byte; NULL when there is none (or no memory). */
+char *na_zip_comment(const na_zip_t *z);
 void na_zip_close(na_zip_t *z); /* NULL ok */
 
 /* What a zip holds, from its member names: a torch.save archive has

@@ -413,7 +413,9 @@ static na_status_t npz_finish(na_writer_t *w, na_err_t *err)
     npz_writer_t *z = (npz_writer_t *)w;
     na_status_t st = close_open(z, err);
     if (st == NA_OK) {
-        int r = zipClose(z->out, NULL); /* the central directory */
+        char *cm = na_zip_comment(z->in); /* kept, as for every member */
+        int r = zipClose(z->out, cm); /* the central directory */
+        free(cm);
         z->out = NULL;
         if (r != ZIP_OK)
             st = zerr(z, r, "closing the archive after", "", err);

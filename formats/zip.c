@@ -877,6 +877,22 @@ na_kind_of_file_t na_zip_classify(const na_zip_t *z)
     return NA_FILE_ZIP;
 }
 
+char *na_zip_comment(const na_zip_t *z)
+{
+    unz_global_info64 gi;
+    if (z == NULL || z->uf == NULL || unzGetGlobalInfo64(z->uf, &gi) != UNZ_OK ||
+        gi.size_comment == 0)
+        return NULL;
+    char *c = malloc((size_t)gi.size_comment + 1);
+    if (c != NULL && unzGetGlobalComment(z->uf, c, gi.size_comment + 1) < 0) {
+        free(c);
+        return NULL;
+    }
+    if (c != NULL)
+        c[gi.size_comment] = '\0';
+    return c;
+}
+
 void na_zip_close(na_zip_t *z)
 {
     if (z == NULL)

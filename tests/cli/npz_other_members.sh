@@ -59,6 +59,23 @@ assert za.getinfo("labels.json").CRC == zb.getinfo("labels.json").CRC
 PY
 done
 
+# the archive comment is kept too (sixth fresh-user round: clean wrote an
+# empty one), with a member cleaned and with none
+"$NA_PYTHON" - <<'PY' || fail "making c.npz"
+import zipfile
+with zipfile.ZipFile("m.npz") as a, zipfile.ZipFile("c.npz", "w") as b:
+    for i in a.infolist():
+        b.writestr(i, a.read(i))
+    b.comment = b"made by hand: \xc3\xa9t\xc3\xa9 2026"
+PY
+for opts in "--max-drop-fraction 0.5 --together x,y" "--exclude x* --exclude y --nonfinite keep"; do
+    expect_exit 0 "$N" clean c.npz -o out.c.npz $opts --force
+    "$NA_PYTHON" -c "
+import zipfile
+assert zipfile.ZipFile('out.c.npz').comment == zipfile.ZipFile('c.npz').comment, zipfile.ZipFile('out.c.npz').comment" ||
+        fail "archive comment ($opts)"
+done
+
 expect_exit 3 "$N" scan other.zip
 assert_eq "$(cat stderr)" "nanaudit: other.zip: zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a NumPy .npz (no .npy member)"
 pass

@@ -792,6 +792,9 @@ typedef struct tile_ops {
      * blocks (the emit's write of the chunk's output): run by one thread
      * while the others start on the next chunk, or after the last one */
     na_status_t (*io)(tiles_t *T, na_err_t *err);
+    /* optional: where block k's output bytes are and *len their length
+     * (the emit), for the reuse of a fill block's results (fill_reuse) */
+    uint8_t *(*out_at)(tiles_t *T, uint64_t k, size_t *len);
 } tile_ops_t;
 
 struct tiles {
@@ -805,6 +808,21 @@ struct tiles {
     uint64_t *aux;        /* per block: count, then its exclusive prefix sum */
     uint64_t aux_total;
     int nomem;            /* a thread had no memory for its buffer */
+    /* Fill runs (na_source_t.fill: an HDF5 dataset's unwritten chunks):
+     * flag[k] = block k of the chunk is copies of the element tmpl holds
+     * (BLOCK of them), decoded from tmpl instead of the input. A whole
+     * block of them, all rows kept, has the results of the first such
+     * block computed (the cache): its statistics, counts and output
+     * bytes are copied, not recomputed, unless that block marked rows. */
+    uint8_t *flag;
+    uint8_t *tmpl;
+    int fill_off;         /* the source gave runs of different elements */
+    int cache_ok, cache_have;
+    uint64_t cache_k;     /* the block of this chunk computed for the cache */
+    na_stats_t cache_part[3];
+    counts_t cache_cnt;
+    uint8_t *cache_out;   /* BLOCK output values (8 bytes at most each) */
+    size_t cache_len;
 };
 
 /* Decode block k of the chunk into x (n elements). */
@@ -812,7 +830,7 @@ static void tile_decode(const tiles_t *T, uint64_t k, double *x, uint64_t n)
 {
     const na_tensor_t *t = T->t;
     size_t es = t->elem_stride;
-    decode_run(t, es, T->p + k * BLOCK * es, x, n);
+    decode_run(t, es, T->flag[k] ? T->tmpl : T->p + k * BLOCK * es, x, n);
     if (T->ct->n_missing)
         mark_missing(T->ct, x, n);
 }
@@ -870,6 +888,96 @@ static uint64_t tile_rows(const na_tensor_t *t, const na_clean_tensor_t *ct,
     return ct->width == 1 && per ? per : chunk_rows(t, ct, o);
 }
 
+/* Flag the blocks of the chunk (rows r0.., T->nr of them; width 1, so
+ * rows are elements) that lie wholly in fill runs of t's source
+ * (na_fill_fn); the first run's element fills T->tmpl. *nflag: how many.
+ * The rules are scan_fill.c's: runs are whole elements, a block is
+ * flagged only when every element of it is in a run. */
+static na_status_t fill_blocks(tiles_t *T, const na_tensor_t *t, uint64_t *nflag, na_err_t *err)
+{
+    uint64_t es = t->elem_stride, pos = T->r0 * es, end = (T->r0 + T->nr) * es;
+    memset(T->flag, 0, (size_t)T->nb);
+    *nflag = 0;
+    while (pos < end && !T->fill_off) {
+        uint64_t skip = 0, run = 0;
+        const uint8_t *elem = NULL;
+        na_status_t st = t->src.fill(t->src.ctx, pos, end - pos, &skip, &run, &elem, err);
+        if (st != NA_OK)
+            return st;
+        if (run == 0)
+            break;
+        if (skip > end - pos || run > end - pos - skip || skip % es || run % es || !elem)
+            return na_err_set(err, NA_E_INTERNAL, "%s: bad fill run [%llu, +%llu)", t->name,
+                              (unsigned long long)(pos + skip), (unsigned long long)run);
+        if (T->tmpl == NULL) {
+            T->tmpl = malloc((size_t)(BLOCK * es));
+            if (T->tmpl == NULL)
+                return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the fill block",
+                                  t->name);
+            for (uint64_t i = 0; i < BLOCK; i++)
+                memcpy(T->tmpl + i * es, elem, (size_t)es);
+        } else if (memcmp(T->tmpl, elem, (size_t)es) != 0) {
+            T->fill_off = 1; /* not one element: read every block as before */
+            memset(T->flag, 0, (size_t)T->nb);
+            *nflag = 0;
+            return NA_OK;
+        }
+        uint64_t a = (pos + skip) / es - T->r0, b = a + run / es;
+        for (uint64_t j = (a + BLOCK - 1) / BLOCK; j < T->nb && j * BLOCK < b; j++) {
+            uint64_t bend = (j + 1) * BLOCK < T->nr ? (j + 1) * BLOCK : T->nr;
+            if (bend > b)
+                break;
+            T->flag[j] = 1;
+            (*nflag)++;
+        }
+        pos += skip + run;
+    }
+    return NA_OK;
+}
+
+/* 1 when block k (n rows from row r) is a whole fill block whose rows are
+ * all kept so far: the cache's results are its results. */
+static int fill_same(const tiles_t *T, uint64_t k, uint64_t r, uint64_t n)
+{
+    return T->flag[k] && n == BLOCK && count_kept(T->ct, r, n) == n;
+}
+
+/* Keep block k's results as the cache (when it marked no row). */
+static void fill_save(tiles_t *T, const tile_ops_t *ops, uint64_t k, uint64_t r)
+{
+    if (count_kept(T->ct, r, BLOCK) != BLOCK) {
+        T->cache_ok = 0; /* its values drop rows: every fill block is computed */
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        T->cache_part[i] = T->part[i][k];
+    T->cache_cnt = T->cnt[k];
+    T->cache_len = 0;
+    size_t len = 0;
+    uint8_t *p = ops->out_at ? ops->out_at(T, k, &len) : NULL;
+    if (p != NULL && len <= BLOCK * 8) {
+        memcpy(T->cache_out, p, len);
+        T->cache_len = len;
+    }
+    T->cache_have = 1;
+}
+
+/* Block k gets the cache's results; 0 (nothing done) when its output
+ * would not have the cached length. */
+static int fill_reuse(tiles_t *T, const tile_ops_t *ops, uint64_t k)
+{
+    size_t len = 0;
+    uint8_t *p = ops->out_at ? ops->out_at(T, k, &len) : NULL;
+    if (p != NULL && len != T->cache_len)
+        return 0;
+    if (p != NULL)
+        memcpy(p, T->cache_out, len);
+    for (int i = 0; i < 3; i++)
+        T->part[i][k] = T->cache_part[i];
+    T->cnt[k] = T->cache_cnt;
+    return 1;
+}
+
 static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, const tile_ops_t *ops, void *ctx,
                              na_err_t *err)
@@ -884,10 +992,13 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
         T.part[i] = malloc((size_t)nbmax * sizeof(na_stats_t));
     T.cnt = malloc((size_t)nbmax * sizeof *T.cnt);
     T.aux = malloc((size_t)nbmax * sizeof *T.aux);
+    T.flag = calloc((size_t)nbmax, 1);
+    T.cache_out = malloc((size_t)BLOCK * 8);
+    T.cache_ok = 1;
     na_status_t st = NA_OK, st_io = NA_OK;
     na_err_t err_io = {{0}};
     int pending = 0; /* an ops->io left over from the previous chunk */
-    if (!T.part[0] || !T.part[1] || !T.part[2] || !T.cnt || !T.aux)
+    if (!T.part[0] || !T.part[1] || !T.part[2] || !T.cnt || !T.aux || !T.flag || !T.cache_out)
         st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for block statistics", t->name);
     else
         ct->passes++;
@@ -895,11 +1006,20 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
         T.r0 = r0;
         T.nr = ct->rows - r0 < per ? ct->rows - r0 : per;
         T.nb = (T.nr + BLOCK - 1) / BLOCK;
-        st = t->src.read(t->src.ctx, r0 * t->elem_stride, (size_t)(T.nr * t->elem_stride), &T.p,
-                         err);
+        uint64_t nflag = 0;
+        if (t->src.fill)
+            st = fill_blocks(&T, t, &nflag, err);
+        /* a chunk of fill blocks only is not read at all */
+        T.p = NULL;
+        if (st == NA_OK && nflag < T.nb)
+            st = t->src.read(t->src.ctx, r0 * t->elem_stride, (size_t)(T.nr * t->elem_stride),
+                             &T.p, err);
         if (st != NA_OK)
             break;
         memset(T.cnt, 0, (size_t)T.nb * sizeof *T.cnt);
+        T.cache_k = UINT64_MAX;
+        /* decided here, once: every thread must meet the same constructs */
+        int want_cache = nflag && T.cache_ok && !T.cache_have;
 #pragma omp parallel
         {
             /* two blocks: the values and scratch for the pass (emit),
@@ -926,6 +1046,21 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
                     T.aux_total = sum;
                 }
             }
+            if (want_cache) {
+                /* the first whole fill block with its rows kept, computed
+                 * before the others so that they can copy its results */
+#pragma omp single
+                for (uint64_t k = 0; k < T.nb && x; k++) {
+                    uint64_t b0 = k * BLOCK, n = T.nr - b0 < BLOCK ? T.nr - b0 : BLOCK;
+                    if (!fill_same(&T, k, r0 + b0, n))
+                        continue;
+                    tile_decode(&T, k, x, n);
+                    ops->blk(&T, x, k, r0 + b0, n);
+                    fill_save(&T, ops, k, r0 + b0);
+                    T.cache_k = k;
+                    break;
+                }
+            }
             if (pending) {
 #pragma omp single nowait
                 st_io = ops->io(&T, &err_io);
@@ -935,7 +1070,9 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
 #pragma omp for schedule(dynamic, 4)
             for (uint64_t k = 0; k < T.nb; k++) {
                 uint64_t b0 = k * BLOCK, n = T.nr - b0 < BLOCK ? T.nr - b0 : BLOCK;
-                if (!x)
+                if (!x || k == T.cache_k)
+                    continue;
+                if (T.cache_have && fill_same(&T, k, r0 + b0, n) && fill_reuse(&T, ops, k))
                     continue;
                 tile_decode(&T, k, x, n);
                 ops->blk(&T, x, k, r0 + b0, n);
@@ -959,6 +1096,9 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
         free(T.part[i]);
     free(T.cnt);
     free(T.aux);
+    free(T.flag);
+    free(T.tmpl);
+    free(T.cache_out);
     return st;
 }
 
@@ -1137,7 +1277,7 @@ static na_status_t tile_a_end(tiles_t *T, na_err_t *err)
     return NA_OK;
 }
 
-static const tile_ops_t TILE_A = {NULL, tile_a, tile_a_end, NULL};
+static const tile_ops_t TILE_A = {NULL, tile_a, tile_a_end, NULL, NULL};
 
 /* Pass C on one block (width 1); part[0]: s2. */
 static void tile_c(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
@@ -1166,7 +1306,7 @@ static na_status_t tile_c_end(tiles_t *T, na_err_t *err)
     return NA_OK;
 }
 
-static const tile_ops_t TILE_C = {NULL, tile_c, tile_c_end, NULL};
+static const tile_ops_t TILE_C = {NULL, tile_c, tile_c_end, NULL, NULL};
 
 /* The value a --mad selection looks at: v after step 1 (stage 0) or
  * |v - median| (stage 1). */
@@ -1883,7 +2023,16 @@ static na_status_t tile_w_io(tiles_t *T, na_err_t *err)
     return E->pend ? E->sink(E->ud, done, E->pend, err) : NA_OK;
 }
 
-static const tile_ops_t TILE_W = {tile_w_count, tile_w, tile_w_end, tile_w_io};
+/* Block k's output bytes in the chunk's buffer (fill_reuse). */
+static uint8_t *tile_w_out(tiles_t *T, uint64_t k, size_t *len)
+{
+    emit_t *E = T->ctx;
+    uint64_t next = k + 1 < T->nb ? T->aux[k + 1] : T->aux_total;
+    *len = (size_t)((next - T->aux[k]) * E->osize);
+    return E->out + T->aux[k] * E->osize;
+}
+
+static const tile_ops_t TILE_W = {tile_w_count, tile_w, tile_w_end, tile_w_io, tile_w_out};
 
 na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
                           na_clean_sink_fn sink, void *ud, na_err_t *err)

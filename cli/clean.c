@@ -79,7 +79,7 @@ static void drop_tmp(void)
 typedef struct crun {
     const cli_opts_t *o;
     na_clean_opts_t eng;
-    na_clean_opts_t coord;  /* eng without steps: coordinates (eng_of) */
+    na_clean_opts_t follow_eng; /* eng without steps: followers (eng_of) */
     int samples;
     cli_clean_run_t r;
     na_input_t *in;
@@ -166,7 +166,7 @@ static void warn_emitted(cli_clean_entry_t *e)
     /* a follower (--together) keeps its NaN/Inf: exit 1 says so, and so
      * does its entry (-q lists it) */
     const na_stats_t *a = &e->ct.after;
-    if (e->coord && a->nan + a->pos_inf + a->neg_inf)
+    if (e->follower && a->nan + a->pos_inf + a->neg_inf)
         warn(e, (unsigned long long)(a->nan + a->pos_inf + a->neg_inf),
              "NaN/Inf value(s) left as they are (it follows its --together partners; no step "
              "runs on it)");
@@ -179,11 +179,11 @@ static void warn_emitted(cli_clean_entry_t *e)
 
 /* The engine options of entry e: the run's, or for a follower (named by
  * --together, and not selected or an HDF5 dimension scale:
- * cli_clean_entry_t.coord) none of the steps, so it only loses the rows
+ * cli_clean_entry_t.follower) none of the steps, so it only loses the rows
  * its partners drop. */
 static const na_clean_opts_t *eng_of(const crun_t *c, const cli_clean_entry_t *e)
 {
-    return e->coord ? &c->coord : &c->eng;
+    return e->follower ? &c->follow_eng : &c->eng;
 }
 
 /* 1 when entry e's values are written normalized. CF readers unpack
@@ -298,13 +298,13 @@ static int settle_options(crun_t *c)
         return cli_usage(CLI_CLEAN, "--out-dtype %s: a .%s file has no such type (numpy has "
                          "no bfloat16 or float8); use F16, F32 or F64",
                          na_dtype_name(c->eng.out_dtype), fmt);
-    c->coord = c->eng;
-    c->coord.nonfinite = NA_NF_KEEP;
-    c->coord.method = NA_OM_NONE;
-    c->coord.k = 0.0;
-    c->coord.action = NA_OA_NONE;
-    c->coord.normalize = NA_NORM_NONE;
-    c->coord.out_dtype = NA_DT_INVALID;
+    c->follow_eng = c->eng;
+    c->follow_eng.nonfinite = NA_NF_KEEP;
+    c->follow_eng.method = NA_OM_NONE;
+    c->follow_eng.k = 0.0;
+    c->follow_eng.action = NA_OA_NONE;
+    c->follow_eng.normalize = NA_NORM_NONE;
+    c->follow_eng.out_dtype = NA_DT_INVALID;
     return 0;
 }
 
@@ -529,7 +529,7 @@ static int fit_all(crun_t *c)
         int together = t.name && named_together(c, i, t.name);
         /* Not selected but named by --together (labels beside features:
          * --together /x,/y --exclude /y): a follower, which loses the
-         * samples its partners drop and keeps its values (e->coord). */
+         * samples its partners drop and keeps its values (e->follower). */
         int follow = !sel && together && st == NA_OK && t.src.read && t.stored == t.dtype &&
                      !t.part;
         if ((st != NA_OK || !t.src.read || !sel || t.stored != t.dtype || t.part) && !follow) {
@@ -592,20 +592,21 @@ static int fit_all(crun_t *c)
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
         }
-        /* Named by --together only, coordinates lose the rows their
-         * partners drop and keep their values (no step runs on them:
-         * eng_of); --include cleans them as data. */
-        e->coord = follow || (t.dim_scale && together && c->o->clean.n_include == 0);
+        /* Followers lose the rows their partners drop and keep their
+         * values (no step runs on them: eng_of): a tensor the selection
+         * leaves out, or a coordinate that --together names and
+         * --include does not (--include cleans it as data). */
+        e->follower = follow || (t.dim_scale && together && c->o->clean.n_include == 0);
         st = na_clean_prepare(&t, eng_of(c, e), &e->ct, &err);
-        if (st == NA_E_UNSUPPORTED && (c->o->clean.n_include == 0 || e->coord)) {
+        if (st == NA_E_UNSUPPORTED && (c->o->clean.n_include == 0 || e->follower)) {
             set_reason(e, err.msg);
             e->fixed = 1;
-            e->coord = 0; /* copied: --together refuses it as a partner */
+            e->follower = 0; /* copied: --together refuses it as a partner */
             /* not a dtype clean writes: copied, as not selected */
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
         }
-        if (st == NA_OK && c->params && !e->coord) { /* coordinates: no statistics */
+        if (st == NA_OK && c->params && !e->follower) { /* followers: no statistics */
             char why[NA_ERR_LEN];
             if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name),
                                  &c->eng, &e->ct, why, sizeof why)) {
@@ -635,7 +636,7 @@ static int fit_all(crun_t *c)
         }
         e->cleaned = 1;
         e->status = "cleaned";
-        if (e->coord)
+        if (e->follower)
             snprintf(e->reason, sizeof e->reason, "%s named by --together: loses the samples "
                      "its partners drop, values unchanged",
                      follow ? "not selected," : "an HDF5 dimension scale (coordinates)");
@@ -680,7 +681,7 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
     na_status_t st = na_input_tensor(c->in, i, &t, &err);
     if (st == NA_OK)
         st = na_clean_prepare(&t, eng_of(c, e), &e->ct, &err);
-    if (st == NA_OK && c->params && !e->coord) {
+    if (st == NA_OK && c->params && !e->follower) {
         char why[NA_ERR_LEN];
         if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name), &c->eng,
                              &e->ct, why, sizeof why)) {
@@ -865,18 +866,16 @@ static int guard_rails(crun_t *c)
             if (c->group && c->group[i] && c->group[i] == c->group[j])
                 continue; /* dropped jointly by join_groups */
             uint64_t nd = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
+            char hint[NA_ERR_LEN + 96];
             if (o2->fixed) /* --together would be refused for it */
-                cli_error(c->r.input, "dropping %llu sample%s from '%s' would misalign it with "
-                          "'%s' (both have %llu rows), which clean copies unchanged (%s); use "
-                          "--allow-misaligned if they are unrelated",
-                          (unsigned long long)nd, nd == 1 ? "" : "s", e->name, o2->name,
-                          (unsigned long long)ct->rows, o2->reason);
+                snprintf(hint, sizeof hint, ", which clean copies unchanged (%s); use "
+                         "--allow-misaligned if they are unrelated", o2->reason);
             else
-                cli_error(c->r.input, "dropping %llu sample%s from '%s' would misalign it with "
-                          "'%s' (both have %llu rows); use --allow-misaligned if they are "
-                          "unrelated, --together to drop from both",
-                          (unsigned long long)nd, nd == 1 ? "" : "s", e->name, o2->name,
-                          (unsigned long long)ct->rows);
+                snprintf(hint, sizeof hint, "; use --allow-misaligned if they are unrelated, "
+                         "--together to drop from both");
+            cli_error(c->r.input, "dropping %llu sample%s from '%s' would misalign it with '%s' "
+                      "(both have %llu rows)%s", (unsigned long long)nd, nd == 1 ? "" : "s",
+                      e->name, o2->name, (unsigned long long)ct->rows, hint);
             return 2;
         }
     }
@@ -1523,7 +1522,7 @@ int cli_clean(const cli_opts_t *o)
     if (o->clean.save_params) {
         json_t *pj = cli_params_new(&c.eng);
         for (size_t i = 0; pj && i < c.r.n; i++)
-            if (c.r.e[i].cleaned && !c.r.e[i].coord) /* coordinates: no statistics */
+            if (c.r.e[i].cleaned && !c.r.e[i].follower) /* followers: no statistics */
                 cli_params_add(pj, c.r.e[i].name, &c.r.e[i].ct);
         errno = 0;
         int bad = !pj || cli_params_save(pj, o->clean.save_params) != 0;

@@ -252,7 +252,7 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
             fprintf(out, "  %s: %s -> %s, %llu elements (weights: one statistic), %u pass%s\n",
                     nm, na_dtype_name(e->dtype), na_dtype_name(ct->out_dtype),
                     (unsigned long long)ct->rows, ct->passes, ct->passes == 1 ? "" : "es");
-        if (e->coord && !quiet) /* a --together follower: why it has no steps */
+        if (e->follower && !quiet) /* a --together follower: why it has no steps */
             fprintf(out, "    %s\n", esc(&buf, e->reason));
         uint64_t dropped = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
         if (e->samples) /* weights never drop */

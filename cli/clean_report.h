@@ -23,7 +23,7 @@ typedef struct cli_clean_entry {
                             * it cannot write, a part of a NumPy record or
                             * complex array, not numeric): --together
                             * cannot make it lose samples */
-    int coord;             /* a follower: named by --together, and not
+    int follower;          /* named by --together, and not
                             * selected or an HDF5 dimension scale (without
                             * --include): loses its partners' rows, no step
                             * runs on its values */

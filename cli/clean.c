@@ -527,13 +527,15 @@ static int fit_all(crun_t *c)
         e->samples = c->samples;
         int sel = selected(&c->o->clean, c->in, i, t.name ? t.name : "");
         int together = t.name && named_together(c, i, t.name);
+        /* what clean cannot transform: unreadable, not numeric, a dtype
+         * or a record/complex part it cannot write back */
+        int fixed = st != NA_OK || !t.src.read || t.stored != t.dtype || t.part;
         /* Not selected but named by --together (labels beside features:
          * --together /x,/y --exclude /y): a follower, which loses the
          * samples its partners drop and keeps its values (e->follower). */
-        int follow = !sel && together && st == NA_OK && t.src.read && t.stored == t.dtype &&
-                     !t.part;
-        if ((st != NA_OK || !t.src.read || !sel || t.stored != t.dtype || t.part) && !follow) {
-            e->fixed = st != NA_OK || !t.src.read || t.stored != t.dtype || t.part;
+        int follow = !sel && together && !fixed;
+        if ((fixed || !sel) && !follow) {
+            e->fixed = fixed;
             if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
                 /* Fail closed (DESIGN.md): a selected numeric tensor that
                  * cannot be read (an HDF5 filter this libhdf5 lacks) is

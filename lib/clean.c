@@ -24,6 +24,7 @@
 #include "clean.h"
 #include "clean_elem.h" /* the per-element steps, shared with gpu/ */
 #include "decode.h" /* na_f16_to_f32, na_bf16_to_f32 */
+#include "fill.h"   /* na_fill_flags: an HDF5 dataset's unwritten chunks */
 
 #include <float.h>  /* DBL_MAX, FLT_MAX */
 #include <math.h>   /* isfinite, fabs, NAN */
@@ -888,51 +889,31 @@ static uint64_t tile_rows(const na_tensor_t *t, const na_clean_tensor_t *ct,
     return ct->width == 1 && per ? per : chunk_rows(t, ct, o);
 }
 
+/* What fill_blocks' walk does with a run's element: the first run's
+ * fills T->tmpl; a run of another element turns the fill runs off for
+ * the pass (every block is read, as without them). */
+static na_status_t fill_use(void *ud, const uint8_t *elem, int *take, na_err_t *err)
+{
+    tiles_t *T = ud;
+    size_t es = T->t->elem_stride;
+    if (T->tmpl == NULL && (T->tmpl = na_fill_repeat(elem, es, BLOCK)) == NULL)
+        return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the fill block", T->t->name);
+    *take = memcmp(T->tmpl, elem, es) == 0;
+    T->fill_off = !*take;
+    return NA_OK;
+}
+
 /* Flag the blocks of the chunk (rows r0.., T->nr of them; width 1, so
  * rows are elements) that lie wholly in fill runs of t's source
- * (na_fill_fn); the first run's element fills T->tmpl. *nflag: how many.
- * The rules are scan_fill.c's: runs are whole elements, a block is
- * flagged only when every element of it is in a run. */
-static na_status_t fill_blocks(tiles_t *T, const na_tensor_t *t, uint64_t *nflag, na_err_t *err)
+ * (na_fill_flags); *nflag: how many. */
+static na_status_t fill_blocks(tiles_t *T, uint64_t *nflag, na_err_t *err)
 {
-    uint64_t es = t->elem_stride, pos = T->r0 * es, end = (T->r0 + T->nr) * es;
-    memset(T->flag, 0, (size_t)T->nb);
-    *nflag = 0;
-    while (pos < end && !T->fill_off) {
-        uint64_t skip = 0, run = 0;
-        const uint8_t *elem = NULL;
-        na_status_t st = t->src.fill(t->src.ctx, pos, end - pos, &skip, &run, &elem, err);
-        if (st != NA_OK)
-            return st;
-        if (run == 0)
-            break;
-        if (skip > end - pos || run > end - pos - skip || skip % es || run % es || !elem)
-            return na_err_set(err, NA_E_INTERNAL, "%s: bad fill run [%llu, +%llu)", t->name,
-                              (unsigned long long)(pos + skip), (unsigned long long)run);
-        if (T->tmpl == NULL) {
-            T->tmpl = malloc((size_t)(BLOCK * es));
-            if (T->tmpl == NULL)
-                return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the fill block",
-                                  t->name);
-            for (uint64_t i = 0; i < BLOCK; i++)
-                memcpy(T->tmpl + i * es, elem, (size_t)es);
-        } else if (memcmp(T->tmpl, elem, (size_t)es) != 0) {
-            T->fill_off = 1; /* not one element: read every block as before */
-            memset(T->flag, 0, (size_t)T->nb);
-            *nflag = 0;
-            return NA_OK;
-        }
-        uint64_t a = (pos + skip) / es - T->r0, b = a + run / es;
-        for (uint64_t j = (a + BLOCK - 1) / BLOCK; j < T->nb && j * BLOCK < b; j++) {
-            uint64_t bend = (j + 1) * BLOCK < T->nr ? (j + 1) * BLOCK : T->nr;
-            if (bend > b)
-                break;
-            T->flag[j] = 1;
-            (*nflag)++;
-        }
-        pos += skip + run;
+    if (T->fill_off) {
+        memset(T->flag, 0, (size_t)T->nb);
+        *nflag = 0;
+        return NA_OK;
     }
-    return NA_OK;
+    return na_fill_flags(T->t, T->r0, T->nr, BLOCK, T->flag, nflag, fill_use, T, err);
 }
 
 /* 1 when block k (n rows from row r) is a whole fill block whose rows are
@@ -1007,8 +988,7 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
         T.nr = ct->rows - r0 < per ? ct->rows - r0 : per;
         T.nb = (T.nr + BLOCK - 1) / BLOCK;
         uint64_t nflag = 0;
-        if (t->src.fill)
-            st = fill_blocks(&T, t, &nflag, err);
+        st = fill_blocks(&T, &nflag, err);
         /* a chunk of fill blocks only is not read at all */
         T.p = NULL;
         if (st == NA_OK && nflag < T.nb)

@@ -17,6 +17,7 @@
  * Cost: one fill query per window plus O(1) per block: a 4 GiB I8 dataset
  * with two chunks written is 262144 block merges (tests/cli/hdf5_sparse.sh).
  */
+#include "fill.h"
 #include "scan_kernels.h"
 
 #include <stdlib.h> /* malloc, free */
@@ -29,31 +30,22 @@ void na_kfill_free(na_kfill_t *f)
     memset(f, 0, sizeof *f);
 }
 
-/* First run of the tensor: B copies of the element and their results. */
-static na_status_t make_template(na_kfill_t *f, const na_tensor_t *t, const na_kctx_t *k,
-                                 const na_kscratch_t *sc, const na_extra_t *ex, size_t B,
-                                 const uint8_t *elem, na_err_t *err)
+uint8_t *na_fill_repeat(const uint8_t *elem, size_t stride, size_t B)
 {
-    size_t stride = t->elem_stride;
-    f->tmpl = malloc(B * stride);
-    if (f->tmpl == NULL)
-        return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the fill block", t->name);
-    for (size_t i = 0; i < B; i++)
-        memcpy(f->tmpl + i * stride, elem, stride);
-    f->B = B;
-    na_k_pass1(k, f->tmpl, B, sc, &f->st);
-    if (ex != NULL && ex->n > 0)
-        na_k_extra(k, f->tmpl, B, sc, ex, f->ext);
-    return NA_OK;
+    size_t bytes = B * stride;
+    uint8_t *b = malloc(bytes ? bytes : 1);
+    for (size_t i = 0; b != NULL && i < B; i++)
+        memcpy(b + i * stride, elem, stride);
+    return b;
 }
 
-na_status_t na_kfill_window(na_kfill_t *f, const na_tensor_t *t, const na_kctx_t *k,
-                            const na_kscratch_t *sc, const na_extra_t *ex, size_t B, uint64_t e0,
-                            size_t n, long *nfill, na_err_t *err)
+na_status_t na_fill_flags(const na_tensor_t *t, uint64_t e0, uint64_t n, uint64_t B,
+                          uint8_t *flag, uint64_t *nflag, na_fill_use_fn use, void *ud,
+                          na_err_t *err)
 {
-    long nb = (long)((n + B - 1) / B);
-    memset(f->flag, 0, (size_t)nb);
-    *nfill = 0;
+    uint64_t nb = (n + B - 1) / B;
+    memset(flag, 0, (size_t)nb);
+    *nflag = 0;
     if (t->src.fill == NULL)
         return NA_OK;
     uint64_t stride = t->elem_stride, pos = e0 * stride, end = (e0 + n) * stride;
@@ -71,26 +63,71 @@ na_status_t na_kfill_window(na_kfill_t *f, const na_tensor_t *t, const na_kctx_t
                               t->name, (unsigned long long)(pos + skip),
                               (unsigned long long)run, (unsigned long long)pos,
                               (unsigned long long)end);
-        if (f->tmpl == NULL) {
-            st = make_template(f, t, k, sc, ex, B, elem, err);
-            if (st != NA_OK)
-                return st;
-        } else if (memcmp(f->tmpl, elem, stride) != 0) {
-            return na_err_set(err, NA_E_INTERNAL, "%s: fill runs of different elements",
-                              t->name);
+        int take = 1;
+        st = use(ud, elem, &take, err);
+        if (st != NA_OK)
+            return st;
+        if (!take) {
+            memset(flag, 0, (size_t)nb);
+            *nflag = 0;
+            return NA_OK;
         }
         /* Window-relative elements [a, b) of the run; blocks wholly inside. */
         uint64_t a = (pos + skip) / stride - e0, b = a + run / stride;
-        for (uint64_t j = (a + B - 1) / B; j < (uint64_t)nb && j * B < b; j++) {
+        for (uint64_t j = (a + B - 1) / B; j < nb && j * B < b; j++) {
             uint64_t bend = (j + 1) * B < n ? (j + 1) * B : n;
             if (bend > b)
                 break;
-            f->flag[j] = 1;
-            (*nfill)++;
+            flag[j] = 1;
+            (*nflag)++;
         }
         pos += skip + run;
     }
     return NA_OK;
+}
+
+/* What na_kfill_window's walk does with a run's element. */
+typedef struct kfill_use {
+    na_kfill_t *f;
+    const na_tensor_t *t;
+    const na_kctx_t *k;
+    const na_kscratch_t *sc;
+    const na_extra_t *ex;
+    size_t B;
+} kfill_use_t;
+
+/* The first run's element: B copies and their results (the template);
+ * later runs must hold the same element. */
+static na_status_t kfill_use(void *ud, const uint8_t *elem, int *take, na_err_t *err)
+{
+    kfill_use_t *u = ud;
+    na_kfill_t *f = u->f;
+    size_t stride = u->t->elem_stride;
+    *take = 1;
+    if (f->tmpl != NULL)
+        return memcmp(f->tmpl, elem, stride) == 0
+                   ? NA_OK
+                   : na_err_set(err, NA_E_INTERNAL, "%s: fill runs of different elements",
+                                u->t->name);
+    f->tmpl = na_fill_repeat(elem, stride, u->B);
+    if (f->tmpl == NULL)
+        return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the fill block", u->t->name);
+    f->B = u->B;
+    na_k_pass1(u->k, f->tmpl, u->B, u->sc, &f->st);
+    if (u->ex != NULL && u->ex->n > 0)
+        na_k_extra(u->k, f->tmpl, u->B, u->sc, u->ex, f->ext);
+    return NA_OK;
+}
+
+na_status_t na_kfill_window(na_kfill_t *f, const na_tensor_t *t, const na_kctx_t *k,
+                            const na_kscratch_t *sc, const na_extra_t *ex, size_t B, uint64_t e0,
+                            size_t n, long *nfill, na_err_t *err)
+{
+    kfill_use_t u = {f, t, k, sc, ex, B};
+    uint64_t nflag = 0;
+    na_status_t st = na_fill_flags(t, e0, n, B, f->flag, &nflag, kfill_use, &u, err);
+    *nfill = (long)nflag;
+    return st;
 }
 
 void na_kfill_pass1(const na_kfill_t *f, const na_kctx_t *k, const na_kscratch_t *sc,

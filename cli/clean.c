@@ -534,6 +534,9 @@ static int fit_all(crun_t *c)
          * --together /x,/y --exclude /y): a follower, which loses the
          * samples its partners drop and keeps its values (e->follower). */
         int follow = !sel && together && !fixed;
+        /* BOOL named by --together (a mask beside the data) follows even
+         * when selected: it never runs a step (na_clean_prepare) */
+        int bool_follow = together && !fixed && t.dtype == NA_DT_BOOL;
         if ((fixed || !sel) && !follow) {
             e->fixed = fixed;
             if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
@@ -598,11 +601,12 @@ static int fit_all(crun_t *c)
          * values (no step runs on them: eng_of): a tensor the selection
          * leaves out, or a coordinate that --together names and
          * --include does not (--include cleans it as data). */
-        e->follower = follow || (t.dim_scale && together && c->o->clean.n_include == 0);
+        e->follower = follow || bool_follow ||
+                      (t.dim_scale && together && c->o->clean.n_include == 0);
         st = na_clean_prepare(&t, eng_of(c, e), &e->ct, &err);
         if (st == NA_E_UNSUPPORTED && (c->o->clean.n_include == 0 || e->follower)) {
             set_reason(e, err.msg);
-            e->fixed = 1;
+            e->fixed = t.dtype != NA_DT_BOOL; /* BOOL can follow: --together is the fix */
             e->follower = 0; /* copied: --together refuses it as a partner */
             /* not a dtype clean writes: copied, as not selected */
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
@@ -641,7 +645,8 @@ static int fit_all(crun_t *c)
         if (e->follower)
             snprintf(e->reason, sizeof e->reason, "%s named by --together: loses the samples "
                      "its partners drop, values unchanged",
-                     follow ? "not selected," : "an HDF5 dimension scale (coordinates)");
+                     follow ? "not selected,"
+                     : bool_follow ? "BOOL" : "an HDF5 dimension scale (coordinates)");
         warn_fit(c, e, &t);
     }
     return rc;

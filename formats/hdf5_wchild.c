@@ -416,6 +416,11 @@ static hid_t make_type(na_dtype_t dt, int be)
  * they arrive). -1 when dt has no HDF5 type here. */
 static hid_t out_type(hid_t leaf, na_dtype_t dt, int file)
 {
+    /* BOOL is h5py's enum {FALSE = 0, TRUE = 1} of int8 (hdf5_types.c),
+     * which a BOOL follower (--together) keeps: its bytes, 0 or 1, go in
+     * as that enum, as HDF5 converts no integer to an enum. */
+    if (dt == NA_DT_BOOL)
+        return H5Tcopy(leaf);
     if (H5Tget_class(leaf) != H5T_ARRAY)
         return make_type(dt, file && H5Tget_order(leaf) == H5T_ORDER_BE);
     hid_t base = H5Tget_super(leaf), e = -1, r = -1;

@@ -77,7 +77,21 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err)
 {
     memset(ct, 0, sizeof *ct);
-    if (t->stored != t->dtype || !na_clean_dtype_ok(t->dtype))
+    /* BOOL (a mask, a label beside the data) only ever loses rows: a
+     * --together follower runs without steps (o has none) and writes
+     * its values back as they are. A step would be wrong for it: the
+     * z-score of a rare True is large, and a normalized mask is no
+     * longer BOOL. */
+    if (t->stored == t->dtype && t->dtype == NA_DT_BOOL &&
+        (o->nonfinite != NA_NF_KEEP || o->method != NA_OM_NONE ||
+         o->normalize != NA_NORM_NONE ||
+         (o->out_dtype != NA_DT_INVALID && o->out_dtype != NA_DT_BOOL)))
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "%s: BOOL is never transformed (no NaN, outlier or scale in "
+                          "true/false); --together with its partners makes it lose the "
+                          "samples they drop",
+                          t->name);
+    if (t->stored != t->dtype || !(na_clean_dtype_ok(t->dtype) || t->dtype == NA_DT_BOOL))
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "%s: clean cannot write dtype %s back (supported: F64 F32 F16 "
                           "BF16 and integers)",
@@ -279,8 +293,8 @@ static void mark_missing(const na_clean_tensor_t *ct, double *x, uint64_t n)
  * stand-ins, NA_CLEAN_MISS_BITS), with a loop per dtype for contiguous
  * little-endian data: na_decode1's per-element dispatch cost 65 % of a
  * clean of I8 data (perf, hdfgroup-tbigdims.h5). Other layouts and
- * dtypes (big-endian, complex parts, F8, F80; BOOL is never cleaned) go
- * element by element. */
+ * dtypes (big-endian, complex parts, F8, F80, BOOL: masks beside the
+ * data, never large) go element by element. */
 static void decode_run(const na_tensor_t *t, size_t es, const uint8_t *p, double *x, uint64_t n)
 {
     size_t w = na_dtype_bits(t->dtype) / 8;

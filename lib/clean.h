@@ -224,8 +224,10 @@ static inline void na_clean_row_set(na_clean_tensor_t *ct, uint64_t r, unsigned 
  * the passes, which read nothing), so that --together partners and the
  * misalignment check see them and out_shape becomes (k, 0).
  * NA_E_UNSUPPORTED for a dtype that clean cannot write back (F8_*, C64
- * parts, F80, sub-byte types), for more than 2^20 features or 2^30 such
- * samples without data (a header alone can declare them), NA_E_NOMEM. */
+ * parts, F80, sub-byte types), for BOOL when o has a step (BOOL only
+ * loses rows: a --together follower's options have no step), for more
+ * than 2^20 features or 2^30 such samples without data (a header alone
+ * can declare them), NA_E_NOMEM. */
 na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err);
 
@@ -311,7 +313,8 @@ na_status_t na_clean_emit_finish(const na_tensor_t *t, na_clean_tensor_t *ct,
  * numpy's astype and ml_dtypes do. */
 int na_clean_encode(na_dtype_t dt, double v, void *p);
 
-/* 1 when na_clean_encode supports dt. */
+/* 1 when na_clean_encode supports dt as a step's output (--out-dtype);
+ * BOOL, which na_ce_put also writes, is not one (na_clean_prepare). */
 int na_clean_dtype_ok(na_dtype_t dt);
 
 void na_clean_tensor_free(na_clean_tensor_t *ct); /* NULL ok; frees arrays */

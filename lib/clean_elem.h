@@ -271,7 +271,7 @@ NA_HD int na_ce_put_int(na_dtype_t dt, double v, unsigned char *p, double *back)
     return over;
 }
 
-/* Round v to dtype dt (F64 F32 F16 BF16 or an integer; little-endian) at
+/* Round v to dtype dt (F64 F32 F16 BF16, an integer or BOOL; little-endian) at
  * p, and set *back to the value those bytes decode to (the `after`
  * statistics are of what a reader sees). Returns 1 when a finite value
  * overflowed (became +-Inf, or saturated for an integer type; NaN into
@@ -310,6 +310,10 @@ NA_HD int na_ce_put(na_dtype_t dt, double v, unsigned char *p, double *back)
         *back = na_bf16_to_f32(h);
         return over;
     }
+    case NA_DT_BOOL: /* a --together follower's own 0.0 or 1.0 (na_clean_prepare) */
+        p[0] = (unsigned char)(v != 0.0);
+        *back = p[0];
+        return 0;
     default:
         return na_ce_put_int(dt, v, p, back);
     }

@@ -31,7 +31,7 @@ expect_stdout_contains "/m      BOOL   [4]    4"
 expect_stdout_contains "/e      ?      [2]    0  (skipped: not numeric)"
 # clean copies them; the values read back in h5py as bool
 expect_exit 0 "$N" clean b.h5 -o o.h5 --normalize minmax
-expect_stdout_contains "/m: copied: clean cannot write dtype BOOL back"
+expect_stdout_contains "/m: copied: BOOL is never transformed"
 "$NA_PYTHON" -c '
 import h5py, numpy as np
 with h5py.File("o.h5") as f:

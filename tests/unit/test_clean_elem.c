@@ -151,6 +151,18 @@ static void test_put_back_int(void **state)
     assert_true(back == 2.0);
     assert_int_equal(na_ce_put(NA_DT_F32, 3.5e38, b, &back), 1);
     assert_true(back == INFINITY);
+    /* BOOL (a --together follower's own 0.0/1.0): one byte, 0 or 1, as
+     * na_decode1 reads it back */
+    b[1] = 0xAA;
+    assert_int_equal(na_ce_put(NA_DT_BOOL, 1.0, b, &back), 0);
+    assert_int_equal(b[0], 1);
+    assert_int_equal(b[1], 0xAA);
+    assert_true(back == 1.0);
+    assert_int_equal(na_ce_put(NA_DT_BOOL, 0.0, b, &back), 0);
+    assert_int_equal(b[0], 0);
+    assert_true(back == 0.0);
+    put_check(NA_DT_BOOL, 1.0);
+    put_check(NA_DT_BOOL, 0.0);
 }
 
 static na_clean_feat_t feat(double center, double scale)

@@ -988,6 +988,7 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
                      c->o->open.raw_endian == NA_BIG;
         w->ndim = e->ndim;
         memcpy(w->shape, e->cleaned ? e->ct.out_shape : e->shape, sizeof w->shape);
+        w->index = i;
         src[m++] = i;
     }
     return m;
@@ -1239,7 +1240,7 @@ static int write_output(crun_t *c)
     }
 
     na_writer_t *w = NULL;
-    na_wopts_t wo = {c->r.input, g_tmp, c->o->open.hdf5_timeout};
+    na_wopts_t wo = {c->r.input, g_tmp, c->o->open.hdf5_timeout, c->in};
     na_sha256_file_quiesce(c->sha); /* the HDF5 writer forks (write.h) */
     /* A writer's refusal at open is about the input's structure (a .npy
      * of several tensors, a compound dataset's records): it names the
@@ -1337,7 +1338,7 @@ static int dry_open(crun_t *c)
     if (st == NA_OK && fd < 0)
         st = na_err_set(&err, NA_E_IO, "/dev/null: %s", strerror(errno));
     if (st == NA_OK) {
-        na_wopts_t wo = {c->r.input, NULL, c->o->open.hdf5_timeout};
+        na_wopts_t wo = {c->r.input, NULL, c->o->open.hdf5_timeout, c->in};
         na_writer_t *w = NULL;
         st = wf->open(fd, &wo, wl.wt, wl.m, NULL, 0, &w, &err);
         na_writer_free(w);
@@ -1493,8 +1494,9 @@ int cli_clean(const cli_opts_t *o)
     int nt = o->threads > 0 ? o->threads : omp_get_max_threads();
     omp_set_num_threads(nt < 1 ? 1 : nt > 4096 ? 4096 : nt);
     if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
-        cli_error(c.r.input, "clean cannot write %s files yet (safetensors, raw, HDF5 and "
-                  "NumPy .npy/.npz only; --dry-run reports what it would do)", c.r.format);
+        cli_error(c.r.input, "clean cannot write %s files yet (safetensors, raw, HDF5, "
+                  "NumPy .npy/.npz and PyTorch only; --dry-run reports what it would do)",
+                  c.r.format);
         return finish(&c, 3);
     }
     rc = settle_options(&c);

@@ -40,6 +40,11 @@ typedef struct na_zip_entry {
     uint32_t version;     /* version made by */
     uint32_t internal_fa; /* internal file attributes */
     uint32_t external_fa; /* external file attributes */
+    /* File offsets of its local header (APPNOTE 4.3.7) and of its
+     * central header (4.3.12), for a writer that patches the member's
+     * CRC-32 in a copy of the archive (formats/torch_write.c). */
+    uint64_t local_pos;
+    uint64_t central_pos;
 } na_zip_entry_t;
 
 /* Open the zip archive in fd (which the zip takes: closed on error and by
@@ -299,6 +304,32 @@ typedef struct na_pk_result {
  * keys that are ints become their decimal text; list items their index. */
 na_status_t na_pickle_load(const uint8_t *buf, size_t n, na_pk_result_t *r, na_err_t *err);
 void na_pickle_result_free(na_pk_result_t *r);
+
+/* ------------------------------------------------------------------ */
+/* torch.c, for clean's PyTorch writer (torch_write.c)                  */
+/* ------------------------------------------------------------------ */
+
+/* Where tensor i of a PyTorch input keeps its bytes in the file. */
+typedef struct na_torch_loc {
+    uint64_t lo, hi;  /* file bytes [lo, hi) its view can touch; lo == hi:
+                       * none (no elements, or a storage that is not kept
+                       * as it is in the file: re-compressed) */
+    int direct;       /* its elements are bytes [lo, hi) in C order, as
+                       * stored: a C-contiguous view over a stored zip
+                       * member or a legacy storage (a writer can replace
+                       * them in place) */
+    const char *why;  /* when not direct: why ("a non-contiguous view") */
+    const na_zip_entry_t *member; /* the storage's zip member; NULL for a
+                                   * legacy (pre-1.6) checkpoint */
+    na_endian_t order;            /* the checkpoint's byteorder */
+} na_torch_loc_t;
+
+/* loc for tensor i of in, which na_input_open gave for a PyTorch file
+ * (na_input_format "pytorch"). NA_E_INTERNAL for another input or i out
+ * of range; NA_E_UNSUPPORTED (the reader's reason) for a tensor it
+ * cannot decode (a quantized storage). */
+na_status_t na_torch_locate(const na_input_t *in, size_t i, na_torch_loc_t *loc,
+                            na_err_t *err);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,7 @@ typedef struct tstore {
     char *key;
     na_store_t s;
     na_map_t *spill;
+    size_t zmember;      /* its zip member (SIZE_MAX: legacy) */
 } tstore_t;
 
 typedef struct tentry {
@@ -300,6 +301,45 @@ static na_status_t take_result(torch_input_t *ti, na_pk_result_t *r, na_err_t *e
     return NA_OK;
 }
 
+/* ---- where a tensor's bytes are, for clean's writer ------------------------ */
+
+na_status_t na_torch_locate(const na_input_t *in, size_t i, na_torch_loc_t *loc,
+                            na_err_t *err)
+{
+    const torch_input_t *ti = (const torch_input_t *)in;
+    memset(loc, 0, sizeof *loc);
+    if (in == NULL || in->v != &torch_vtbl || i >= ti->n)
+        return na_err_set(err, NA_E_INTERNAL, "not a tensor of a PyTorch input");
+    const tentry_t *e = &ti->e[i];
+    loc->order = ti->order;
+    if (e->reason != NULL)
+        return na_err_set(err, NA_E_UNSUPPORTED, "%s", e->reason);
+    const na_view_t *v = &e->view;
+    const tstore_t *s = NULL;
+    for (size_t k = 0; k < ti->n_stores && s == NULL; k++)
+        if (&ti->stores[k].s == v->store)
+            s = &ti->stores[k];
+    if (s == NULL || s->s.map != ti->map) {
+        /* a storage someone re-compressed: read through inflate (or a
+         * spill file), no byte of it is in the file as it is */
+        loc->why = "its storage is a compressed zip member";
+        return NA_OK;
+    }
+    loc->member = s->zmember == SIZE_MAX ? NULL : na_zip_entry(ti->zip, s->zmember);
+    if (v->elements == 0)
+        return NA_OK;
+    /* the view's extent (na_view_prepare checked it is inside the store) */
+    uint64_t span = v->rsize;
+    for (int d = 0; d < v->ndim; d++)
+        span += (v->shape[d] - 1) * v->stride[d];
+    loc->lo = s->s.base + v->offset;
+    loc->hi = loc->lo + span;
+    loc->direct = v->contiguous && e->part == 0;
+    if (!loc->direct)
+        loc->why = e->part ? "a part of a complex tensor" : "a non-contiguous view";
+    return NA_OK;
+}
+
 /* ---- zip format ------------------------------------------------------------ */
 
 static na_status_t zip_stores(torch_input_t *ti, const char *dir, const na_pk_result_t *r,
@@ -322,6 +362,7 @@ static na_status_t zip_stores(torch_input_t *ti, const char *dir, const na_pk_re
         tstore_t *s = &ti->stores[ti->n_stores++];
         if ((s->key = strdup(key)) == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
+        s->zmember = k;
         if (ze->data_pos != UINT64_MAX)
             s->s = (na_store_t){ti->map, ze->data_pos, ze->usize, NULL, 0};
         else
@@ -472,6 +513,7 @@ static na_status_t legacy_stores(torch_input_t *ti, const na_pk_result_t *obj,
         tstore_t *s = &ti->stores[ti->n_stores++];
         if ((s->key = strdup(key)) == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
+        s->zmember = SIZE_MAX;
         s->s = (na_store_t){ti->map, pos + 8, numel * es, NULL, 0};
         pos += 8 + numel * es;
     }

@@ -33,6 +33,8 @@ const na_writer_format_t *na_writer_for(const char *input_format)
         return &na_writer_hdf5;
     if (!strcmp(input_format, "npz"))
         return &na_writer_npz;
+    if (!strcmp(input_format, "pytorch"))
+        return &na_writer_torch;
     return NULL;
 }
 

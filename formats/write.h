@@ -51,6 +51,8 @@ typedef struct na_wtensor {
     int big_out;       /* raw, cleaned: write it big-endian, the input's
                         * --endian (raw has no header to say which order):
                         * the raw writer reverses each element's bytes */
+    size_t index;      /* the input tensor it comes from (na_input_tensor of
+                        * na_wopts_t.in; a C64 tensor: its NAME.real) */
 } na_wtensor_t;
 
 /* Where the writer's file and its input are, for writers that need more
@@ -64,6 +66,8 @@ typedef struct na_wopts {
                           * as a real open does and creates no file */
     double timeout;      /* seconds one answer of a helper process may
                           * take (--hdf5-timeout); <= 0: no limit */
+    const na_input_t *in; /* the input, open (the PyTorch writer asks
+                           * where each tensor's bytes are: torch.c) */
 } na_wopts_t;
 
 /* Key/value pairs of file-level metadata (safetensors __metadata__;
@@ -87,8 +91,10 @@ extern const na_writer_format_t na_writer_raw;         /* raw_write.c */
 extern const na_writer_format_t na_writer_npy;         /* npy_write.c */
 extern const na_writer_format_t na_writer_hdf5;        /* hdf5_write.c */
 extern const na_writer_format_t na_writer_npz;         /* npz_write.c */
+extern const na_writer_format_t na_writer_torch;       /* torch_write.c */
 
-/* The writer for an input format name ("safetensors", "raw", "hdf5");
+/* The writer for an input format name ("safetensors", "raw", "hdf5",
+ * "npy", "npz", "pytorch");
  * NULL when clean cannot write that format yet. */
 const na_writer_format_t *na_writer_for(const char *input_format);
 

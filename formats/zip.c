@@ -363,6 +363,8 @@ static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, uint8_t *xbuf,
     na_status_t st = zip64_member(z, i, &fi, xbuf, &span[0], err);
     if (st != NA_OK)
         return st;
+    e->local_pos = span[0];
+    e->central_pos = z->pos[i].pos_in_zip_directory;
     span[1] = e->csize + 30; /* local header fixed part + data, at least */
     if (e->method == 0 && !e->encrypted && !z->direct[i].on) {
         /* The local header's name and extra lengths may differ from the

@@ -85,11 +85,5 @@ assert_eq "$LAST_RC" "143" "exit status after SIGTERM"
 [ ! -e out/sig.h5 ] || fail "output exists after SIGTERM"
 no_tmp out "SIGTERM"
 
-# a format without a writer is still refused (PyTorch)
-expect_exit 3 "$N" clean "$NA_TEST_DATA/real/pytorch/burn-batch_norm2d.pt" -o out/x.pt --normalize minmax
-expect_stderr_contains "clean cannot write pytorch files yet"
-expect_stderr_contains "--dry-run reports what it would do"
-[ ! -e out/x.pt ] || fail "output for a format without a writer"
-
 assert_eq "$(sha256sum in.h5)" "$sum0" "the input changed"
 pass

@@ -148,9 +148,8 @@ static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
 /* e->reason = msg without its leading "NAME: " (the report names it). */
 static void set_reason(cli_clean_entry_t *e, const char *msg)
 {
-    size_t nl = e->name ? strlen(e->name) : 0;
-    int named = nl && !strncmp(msg, e->name, nl) && !strncmp(msg + nl, ": ", 2);
-    snprintf(e->reason, sizeof e->reason, "%s", msg + (named ? nl + 2 : 0));
+    int named = e->name && e->name[0] && na_reason_names(msg, e->name);
+    snprintf(e->reason, sizeof e->reason, "%s", msg + (named ? strlen(e->name) + 2 : 0));
 }
 
 static void entry_failed(cli_clean_entry_t *e, const char *msg)

@@ -10,10 +10,13 @@
  *       "nonfinite_value": X|null, "outlier_method": "zscore"|"mad"|null,
  *       "k": K|null, "outliers": "drop"|"clip"|"nan"|"mean"|null,
  *       "normalize": "minmax"|"zscore"|null, "feature_range": [LO, HI]|null},
- *    "tensors": {NAME: {"features": N, "passthrough": [bool x N],
+ *    "tensors": {NAME: {"features": N, "feature_shape": [D1, ...],
+ *       "passthrough": [bool x N],
  *       "nf_fill": [...], "center": [...], "scale": [...], "meanad": [...],
  *       "lo_bound": [...], "hi_bound": [...], "fill2": [...],
  *       "n_min": [...], "n_max": [...], "n_mean": [...], "n_std": [...]}}}
+ * "feature_shape" (the shape after axis 0, product N) is written for
+ * per-feature statistics (N > 1) and optional when read (older files).
  * Each array has N numbers, null where a statistic is not defined (a
  * feature without finite values, or a statistic of a step the fit did
  * not run). The steps themselves come from the command line; "options"
@@ -27,7 +30,8 @@
 #include <errno.h>    /* errno, ENOMEM */
 #include <jansson.h>
 #include <math.h>     /* isfinite, NAN */
-#include <stdio.h>    /* snprintf, rename */
+#include <stdint.h>   /* UINT64_MAX */
+#include <stdio.h>    /* snprintf, rename, fdopen, fflush, fclose */
 #include <stdlib.h>   /* strtod, malloc, mkstemp, realpath */
 #include <string.h>   /* strcmp, strrchr */
 #include <sys/stat.h> /* stat, lstat, fchmod, umask */
@@ -89,12 +93,28 @@ json_t *cli_params_new(const na_clean_opts_t *o)
     return root;
 }
 
+/* The layout of ct's features: its shape after axis 0 (the sample axis),
+ * as a JSON array of integers. */
+static json_t *feature_shape(const na_clean_tensor_t *ct)
+{
+    json_t *fs = json_array();
+    for (int d = 1; fs && d < ct->ndim; d++)
+        json_array_append_new(fs, json_integer((json_int_t)ct->out_shape[d]));
+    return fs;
+}
+
 int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct)
 {
     json_t *e = json_object(), *pt = json_array();
     if (!e || !pt)
         return -1;
     json_object_set_new(e, "features", json_integer((json_int_t)ct->nfeat));
+    /* Per-feature statistics only (a --global or weight fit has one,
+     * which fits any layout): so that --apply-params can refuse data with
+     * as many features in another layout, (M, 2, 2) for a fit of (N, 4),
+     * where each statistic would land on another feature. */
+    if (ct->nfeat > 1)
+        json_object_set_new(e, "feature_shape", feature_shape(ct));
     for (uint64_t f = 0; f < ct->nfeat; f++)
         json_array_append_new(pt, json_boolean(ct->feat[f].passthrough));
     json_object_set_new(e, "passthrough", pt);
@@ -140,12 +160,15 @@ static int save_file(json_t *root, const char *path)
     /* a file replaced keeps its permission bits (an 0600 one stays
      * private), as writing into it did before the rename */
     mode_t mode = exists ? sb.st_mode & 07777 : 0666 & ~um;
-    int rc = fchmod(fd, mode) == 0 && json_dumpfd(root, fd, flags) == 0 &&
-                     fsync(fd) == 0
+    /* stdio, not json_dumpfd: jansson takes a short write (a full disk, a
+     * file-size limit) as a failure and leaves errno as it was; fwrite
+     * retries it, and the retry's write(2) says why */
+    FILE *fp = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
+    int rc = fp && json_dumpf(root, fp, flags) == 0 && fflush(fp) == 0 && fsync(fd) == 0
                  ? 0
                  : -1;
     int e = errno;
-    if (close(fd) != 0 && rc == 0) {
+    if ((fp ? fclose(fp) : close(fd)) != 0 && rc == 0) {
         rc = -1;
         e = errno;
     }
@@ -254,12 +277,44 @@ static int check_options(json_t *op, char *why, size_t cap)
     return bad ? -1 : 0;
 }
 
+/* Whether fs, an optional "feature_shape" (NULL: absent, a file written
+ * before it existed), is an array of integers >= 0 whose product is nf. */
+static int shape_holds(json_t *fs, size_t nf)
+{
+    if (!fs)
+        return 1;
+    if (!json_is_array(fs))
+        return 0;
+    uint64_t p = 1;
+    size_t i;
+    json_t *d;
+    json_array_foreach(fs, i, d) {
+        if (!json_is_integer(d) || json_integer_value(d) < 0)
+            return 0;
+        uint64_t v = (uint64_t)json_integer_value(d);
+        if (v && p > UINT64_MAX / v)
+            return 0;
+        p *= v;
+    }
+    return p == nf;
+}
+
 json_t *cli_params_load(const char *path, char *why, size_t cap)
 {
     json_error_t je;
+    struct stat sb;
+    /* jansson opens a directory and reports its failed read as JSON
+     * ("'[' or '{' expected near end of file") */
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(why, cap, "is a directory");
+        return NULL;
+    }
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        snprintf(why, cap, "%s (line %d)", je.text, je.line);
+        if (je.line > 0) /* -1 when the file could not be opened or read */
+            snprintf(why, cap, "%s (line %d)", je.text, je.line);
+        else
+            snprintf(why, cap, "%s", je.text);
         return NULL;
     }
     json_t *ts = json_object_get(root, "tensors");
@@ -289,6 +344,12 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
             return NULL;
         }
         size_t nf = (size_t)json_integer_value(n);
+        if (!shape_holds(json_object_get(e, "feature_shape"), nf)) {
+            snprintf(why, cap, "tensor '%s': \"feature_shape\" must be integers >= 0 whose "
+                     "product is \"features\" (%zu)", name, nf);
+            json_decref(root);
+            return NULL;
+        }
         json_t *pt = json_object_get(e, "passthrough");
         int bad = !json_is_array(pt) || json_array_size(pt) != nf;
         for (int i = 0; !bad && i < NFIELDS; i++) {
@@ -444,6 +505,17 @@ int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
                      : "");
         return -1;
     }
+    json_t *fs = json_object_get(e, "feature_shape"), *mine = feature_shape(ct);
+    if (fs && nf > 1 && !json_equal(fs, mine)) {
+        char *a = json_dumps(fs, JSON_COMPACT), *b = json_dumps(mine, JSON_COMPACT);
+        snprintf(why, cap, "tensor '%s': parameters for features of shape %s, the data's are "
+                 "%s (after axis 0, the sample axis)", name, a ? a : "?", b ? b : "?");
+        free(a);
+        free(b);
+        json_decref(mine);
+        return -1;
+    }
+    json_decref(mine);
     /* --save-params writes null for a statistic of a feature only when the
      * fit had no finite value for it at that step: a passthrough feature,
      * a step the fit did not run (refused by cli_params_check when the run

@@ -110,10 +110,13 @@ static int slurp(const char *path, size_t cap, char **buf, size_t *len)
             b = nb;
             size = ns;
         }
+        errno = 0;
         size_t got = fread(b + n, 1, size - n, fp);
         n += got;
         if (got == 0) {
-            e = ferror(fp) ? EIO : n > cap ? EFBIG : 0;
+            /* the read's errno when it set one: a directory opens and
+             * then fails with EISDIR, which says more than EIO */
+            e = ferror(fp) ? (errno ? errno : EIO) : n > cap ? EFBIG : 0;
             break;
         }
     }

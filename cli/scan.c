@@ -100,7 +100,12 @@ static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
     if (st != NA_OK) {
         if (!err.msg[0])
             snprintf(err.msg, sizeof err.msg, "%s", na_status_str(st));
-        cli_error(f->path, "%s", err.msg);
+        /* one line naming the file and the tensor: a reader's message
+         * may name it already */
+        if (t.name && !na_reason_names(err.msg, t.name))
+            cli_error(f->path, "%s: %s", t.name, err.msg);
+        else
+            cli_error(f->path, "%s", err.msg);
         if (e)
             na_tensor_report_set_status(e, NA_TS_ERROR, err.msg);
         s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(st));

@@ -37,7 +37,7 @@
 #include <stdarg.h>     /* va_list */
 #include <stdio.h>      /* snprintf */
 #include <stdlib.h>     /* malloc, free */
-#include <string.h>     /* memset, strlen */
+#include <string.h>     /* memset, strlen, strstr */
 #include <sys/socket.h> /* send, recv */
 #include <unistd.h>     /* _exit */
 
@@ -146,6 +146,20 @@ static void h5_cause(char *buf, size_t cap)
     char tmp[H5_DESC_MAX] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, err_walk, tmp);
     H5Eclear2(H5E_DEFAULT);
+    /* An object header message of a version this libhdf5 does not know
+     * ("bad version number for layout message"): mostly a file from a
+     * newer HDF5 (h5py 3.16 bundles HDF5 2.0, whose libver="latest"
+     * writes a gzip-chunked dataset's layout in a version 1.10 cannot
+     * read; the seventh fresh-user round), rarely a damaged one. Say
+     * which library read it, so the user knows what to upgrade or which
+     * libver to write with. */
+    size_t n = strlen(tmp);
+    unsigned maj = 0, min = 0, rel = 0;
+    if (strstr(tmp, "bad version number") && H5get_libversion(&maj, &min, &rel) >= 0)
+        snprintf(tmp + n, sizeof tmp - n,
+                 " (a newer HDF5 file format than this nanaudit's libhdf5 %u.%u.%u reads, or "
+                 "a damaged file)",
+                 maj, min, rel);
     na_h5_clean_cause(tmp[0] ? tmp : "unknown libhdf5 error", buf,
                       cap < NA_H5_CAUSE_MAX ? cap : NA_H5_CAUSE_MAX);
 }

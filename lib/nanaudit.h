@@ -608,6 +608,12 @@ na_status_t na_file_report_add_note(na_file_report_t *f, const char *note);
  * report). The pointer is valid until the next add on f. */
 na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *name,
                                               const na_tensor_t *t);
+/* Whether reason already names tensor `name`: it starts with "NAME: ", as
+ * the HDF5 reader's messages do ("/y: HDF5 filter 32000 ..."), where the
+ * NumPy reader's do not ("object array ..."). Writers that put the name in
+ * front of a reason do so only when this is 0, so that it stands once.
+ * NULL reason or name: 0. */
+int na_reason_names(const char *reason, const char *name);
 /* Set an entry's status and reason (copied; reason may be NULL). */
 na_status_t na_tensor_report_set_status(na_tensor_report_t *e, na_tstatus_t st,
                                         const char *reason);

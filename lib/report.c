@@ -154,6 +154,14 @@ na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *n
     return e;
 }
 
+int na_reason_names(const char *reason, const char *name)
+{
+    if (!reason || !name)
+        return 0;
+    size_t nl = strlen(name);
+    return !strncmp(reason, name, nl) && reason[nl] == ':' && reason[nl + 1] == ' ';
+}
+
 na_status_t na_tensor_report_set_status(na_tensor_report_t *e, na_tstatus_t st,
                                         const char *reason)
 {

@@ -82,7 +82,8 @@ static json_t *result(unsigned rule, int error, const char *path, const char *te
                                       "kind", "member"));
     const char *id = rule < NA_K_COUNT ? na_kind_name((na_kind_t)rule) : "unreadable";
     char *text = NULL;
-    if (tensor && (text = malloc(strlen(tensor) + strlen(message) + 3)) != NULL) {
+    if (tensor && !na_reason_names(message, tensor) &&
+        (text = malloc(strlen(tensor) + strlen(message) + 3)) != NULL) {
         strcpy(text, tensor);
         strcat(text, ": ");
         strcat(text, message);

@@ -186,8 +186,7 @@ static int print_problems(FILE *out, const na_file_report_t *f, int color)
             /* A reader's message often names the tensor already (it is
              * also the stderr line, "nanaudit: FILE: NAME: problem"). */
             const char *why = e->reason ? e->reason : "";
-            size_t nl = strlen(e->name);
-            int named = !strncmp(why, e->name, nl) && why[nl] == ':' && why[nl + 1] == ' ';
+            int named = na_reason_names(why, e->name);
             if ((!named && (put_escaped(out, e->name) < 0 || fputs(": ", out) < 0)) ||
                 put_escaped(out, why) < 0)
                 return -1;

@@ -40,6 +40,11 @@ int na_h5c_select_range(hid_t fs, int ndim, const uint64_t *shape, uint64_t a, u
 /* The memory dataspace for those elements: the selection's own shape when
  * they are whole rows (libhdf5's fast path), else one dimension of n. */
 hid_t na_h5c_range_space(int ndim, const uint64_t *shape, uint64_t a, uint64_t n);
+/* [a, a+n) in up to three parts {first, count}, each a partial row or
+ * whole rows, to be read or written one by one (range_space's fast path
+ * for the whole rows). */
+void na_h5c_row_parts(int ndim, const uint64_t *shape, uint64_t a, uint64_t n,
+                      uint64_t part[3][2]);
 void na_h5c_cause(char *buf, size_t cap);
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf);
 int na_h5c_is_complex(hid_t ct);

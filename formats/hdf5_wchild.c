@@ -89,7 +89,8 @@ typedef struct wtgt {
     /* Chunks left unwritten (sparse_plan): 0 not decided yet, 1 yes, -1 no */
     int sparse;
     uint64_t chunk_elems; /* dataset elements per chunk, contiguous in C order */
-    size_t esize;         /* bytes of one dataset element of memtype */
+    size_t esize;         /* bytes of one dataset element of memtype (set
+                           * with it) */
     uint8_t *fillpat;     /* the fill value in memtype, repeated (W_FILLPAT bytes) */
 } wtgt_t;
 
@@ -966,6 +967,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         wtgt_t *t = &c->tg[js[k]];
         hid_t leaf = out_type(t->leaf, c->job->t[js[k]].dtype, 0);
         t->memtype = t->nf ? na_h5c_nest_memtype(t->field, t->nf, leaf) : leaf;
+        t->esize = t->memtype >= 0 ? H5Tget_size(t->memtype) : 0; /* write_range */
         t->dset = k == 0 ? out : H5Dopen2(dst, name, H5P_DEFAULT);
         if (t->memtype < 0 || t->dset < 0)
             r = w_h5err(c, "cannot set up the write", path);
@@ -1149,7 +1151,6 @@ static void sparse_plan(wtgt_t *t)
         for (size_t k = es; k < whole; k += es)
             memcpy(pat + k, pat, es);
         t->fillpat = pat;
-        t->esize = es;
         t->chunk_elems = ce;
         t->sparse = 1;
     } else {
@@ -1172,8 +1173,22 @@ static int all_fill(const wtgt_t *t, const uint8_t *p, uint64_t n)
     return 1;
 }
 
-/* H5Dwrite of dataset elements [a, a+n) from buf. */
+/* H5Dwrite of dataset elements [a, a+n) from buf, whose partial rows
+ * and whole rows are written apart (na_h5c_row_parts: write_sparse cuts
+ * at chunk boundaries, which for (15625, 1) chunks are not rows). */
+static herr_t write_part(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf);
 static herr_t write_range(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
+{
+    uint64_t part[3][2];
+    na_h5c_row_parts(t->ndim, t->shape, a, n, part);
+    herr_t r = 0;
+    for (int k = 0; k < 3 && r >= 0; k++)
+        if (part[k][1] > 0)
+            r = write_part(t, part[k][0], part[k][1], buf + (part[k][0] - a) * t->esize);
+    return r;
+}
+
+static herr_t write_part(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
 {
     hid_t fs = H5Dget_space(t->dset), ms = na_h5c_range_space(t->ndim, t->shape, a, n);
     herr_t r = fs < 0 || ms < 0 ? -1 : na_h5c_select_range(fs, t->ndim, t->shape, a, n);

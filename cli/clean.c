@@ -1242,12 +1242,14 @@ static int write_output(crun_t *c)
     na_wopts_t wo = {c->r.input, g_tmp, c->o->open.hdf5_timeout, c->in};
     na_sha256_file_quiesce(c->sha); /* the HDF5 writer forks (write.h) */
     /* A writer's refusal at open is about the input's structure (a .npy
-     * of several tensors, a compound dataset's records): it names the
-     * input, as the same refusal in --dry-run does (dry_open). */
+     * of several tensors, a compound dataset's records), and NA_E_FORMAT
+     * is an input it cannot copy (an HDF5 object libhdf5 cannot read):
+     * it names the input, as the same refusal in --dry-run does
+     * (dry_open). */
     const char *who = outp;
     if (st == NA_OK) {
         st = wf->open(fd, &wo, wt, m, meta, k, &w, &err);
-        if (st == NA_E_UNSUPPORTED || st == NA_E_USAGE)
+        if (st == NA_E_UNSUPPORTED || st == NA_E_USAGE || st == NA_E_FORMAT)
             who = c->r.input;
     }
     for (size_t j = 0; j < m && st == NA_OK; j++) {

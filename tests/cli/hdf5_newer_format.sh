@@ -28,4 +28,9 @@ expect_stderr_contains "nanaudit: new.h5: /c: cannot open the dataset: bad versi
 expect_stderr_contains " reads, or a damaged file)"
 assert_eq "$(wc -l <"$T/stderr")" 1 "stderr lines"
 expect_stdout_contains "1 file, 2 tensors, 6 elements"
+# clean cannot copy it either: the line names the input (it named the
+# output, as for a write error), with the same hint; exit 3
+expect_exit 3 "$N" clean new.h5 --exclude /c -o out.h5
+expect_stderr_contains "nanaudit: new.h5: /c: cannot copy: bad version number for layout message (a newer HDF5 file format"
+[ ! -e out.h5 ] || fail "output written"
 pass

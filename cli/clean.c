@@ -84,6 +84,7 @@ typedef struct crun {
     cli_clean_run_t r;
     na_input_t *in;
     json_t *params;
+    json_t *params_used;    /* keys of params applied (warn_unused_params) */
     char cmdline[2048];
     na_sha_job_t *sha;      /* the input's SHA-256, on its own thread */
     size_t *group;          /* per entry: 1 + its --together group, or 0 */
@@ -502,6 +503,32 @@ static int named_together(const crun_t *c, size_t i, const char *name)
     return 0;
 }
 
+/* --apply-params: the parameter file's tensors that no cleaned tensor of
+ * the input used (a file fitted on other data, a tensor renamed or left
+ * out): one warning naming the first three, since their statistics were
+ * meant for something this run does not clean. */
+static void warn_unused_params(const crun_t *c)
+{
+    json_t *ts = json_object_get(c->params, "tensors");
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+    char names[400] = "";
+    json_object_foreach(ts, key, v) {
+        if (c->params_used && json_object_get(c->params_used, key))
+            continue;
+        size_t L = strlen(names);
+        if (n < 3)
+            snprintf(names + L, sizeof names - L, "%s'%.100s'", n ? ", " : "", key);
+        n++;
+    }
+    if (n)
+        cli_warn(c->o->clean.apply_params, "--apply-params: %zu tensor%s of the file %s not "
+                 "cleaned in %s, %s parameters unused: %s%s", n, n == 1 ? "" : "s",
+                 n == 1 ? "is" : "are", c->r.input, n == 1 ? "its" : "their", names,
+                 n > 3 ? ", ..." : "");
+}
+
 /* Per entry: select, prepare, fit. Returns the exit code so far. */
 static int fit_all(crun_t *c)
 {
@@ -613,8 +640,10 @@ static int fit_all(crun_t *c)
         }
         if (st == NA_OK && c->params && !e->follower) { /* followers: no statistics */
             char why[NA_ERR_LEN];
-            if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name),
-                                 &c->eng, &e->ct, why, sizeof why)) {
+            const char *key = cli_params_key(c->params, c->in, i, t.name);
+            if (key && c->params_used)
+                json_object_set_new(c->params_used, key, json_true());
+            if (cli_params_apply(c->params, key, &c->eng, &e->ct, why, sizeof why)) {
                 cli_error(c->o->clean.apply_params, "%s", why);
                 na_clean_tensor_free(&e->ct);
                 entry_failed(e, why);
@@ -1436,6 +1465,7 @@ static int finish(crun_t *c, int rc)
     free(c->r.e);
     na_input_close(c->in);
     json_decref(c->params);
+    json_decref(c->params_used);
     free(c->group);
     cli_device_close(&c->dev);
     return rc;
@@ -1513,9 +1543,11 @@ int cli_clean(const cli_opts_t *o)
     build_cmdline(&c);
     if (!o->clean.dry_run) /* a dry run reports no hash */
         c.sha = na_sha256_file_start(c.r.input);
+    c.params_used = c.params ? json_object() : NULL;
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);
+    warn_unused_params(&c);
     warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--include", o->clean.include,
                    o->clean.n_include);
     warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--exclude", o->clean.exclude,

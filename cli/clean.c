@@ -412,8 +412,8 @@ static int check_output(crun_t *c)
     }
     if (stat(co->output, &so) == 0) {
         if (so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
-            cli_error(co->output, "is the input file (same file through a link); the input is "
-                      "never modified");
+            cli_error(co->output, "is the input file%s; the input is never modified",
+                      strcmp(co->output, c->r.input) ? " (same file through a link)" : "");
             return 2;
         }
         if (S_ISDIR(so.st_mode)) {

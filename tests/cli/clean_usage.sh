@@ -86,7 +86,9 @@ expect_stderr_contains "tensor 'data': \"n_std\" must be 2 numbers or nulls"
 
 # outputs: the input itself, through a symlink and a hard link; existing
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o a.f64
-expect_stderr_contains "a.f64: is the input file (same file through a link); the input is never modified"
+expect_stderr_contains "a.f64: is the input file; the input is never modified"
+expect_exit 2 "$N" clean --dtype F64 a.f64 -o ./a.f64
+expect_stderr_contains "./a.f64: is the input file (same file through a link); the input is never modified"
 ln -s a.f64 sym.f64
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o sym.f64 --force
 expect_stderr_contains "is the input file"

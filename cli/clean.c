@@ -1017,6 +1017,8 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
         w->ndim = e->ndim;
         memcpy(w->shape, e->cleaned ? e->ct.out_shape : e->shape, sizeof w->shape);
         w->index = i;
+        w->width = e->cleaned ? e->ct.width : 0;
+        w->nfeat = e->cleaned ? e->ct.nfeat : 0;
         src[m++] = i;
     }
     return m;

@@ -199,10 +199,12 @@ int cli_set_together(cli_opts_t *o, const char *a, const char *n)
 
 const char cli_clean_help_head[] =
     "Usage: nanaudit clean [options] -o OUT FILE\n"
-    "Write a cleaned copy of FILE (safetensors, raw, HDF5, .npy or .npz; same\n"
-    "format) and a change report. The input is never modified. An .npz keeps its\n"
-    "members' order, names and compression; untouched members are copied byte\n"
-    "for byte.\n\n"
+    "Write a cleaned copy of FILE (safetensors, raw, HDF5, .npy, .npz or a\n"
+    "PyTorch checkpoint; same format) and a change report. The input is never\n"
+    "modified. An .npz keeps its members' order, names and compression;\n"
+    "untouched members are copied byte for byte. A PyTorch checkpoint keeps its\n"
+    "pickle: cleaned bytes are replaced in place (a dtype or shape change, a\n"
+    "non-contiguous view or bytes shared with a tensor cleaned otherwise: exit 3).\n\n"
     "Steps, in this order: non-finite -> outliers -> normalization. Each step's\n"
     "statistics are over the finite values of the previous step's output (a value\n"
     "replaced by zero/mean/value=X or clipped counts; one made NaN does not;\n"

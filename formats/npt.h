@@ -331,6 +331,13 @@ typedef struct na_torch_loc {
 na_status_t na_torch_locate(const na_input_t *in, size_t i, na_torch_loc_t *loc,
                             na_err_t *err);
 
+/* Bytes [off, off + len) of the file a PyTorch input has open, read from
+ * its descriptor, not by its path (which may name another file by now:
+ * a checkpoint saved again over it). NA_E_IO past the end of the file or
+ * on a read error; NA_E_INTERNAL for another input. */
+na_status_t na_torch_pread(const na_input_t *in, uint64_t off, size_t len, void *buf,
+                           na_err_t *err);
+
 #ifdef __cplusplus
 }
 #endif

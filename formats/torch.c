@@ -32,7 +32,7 @@
 #include "npt.h"
 
 #include <stdio.h>    /* snprintf */
-#include <stdlib.h>   /* calloc, free */
+#include <stdlib.h>   /* calloc, free, malloc, qsort */
 #include <string.h>   /* strcmp, strlen, strrchr */
 #include <sys/stat.h> /* fstat */
 #include <unistd.h>   /* close */
@@ -340,6 +340,14 @@ na_status_t na_torch_locate(const na_input_t *in, size_t i, na_torch_loc_t *loc,
     return NA_OK;
 }
 
+na_status_t na_torch_pread(const na_input_t *in, uint64_t off, size_t len, void *buf,
+                           na_err_t *err)
+{
+    if (in == NULL || in->v != &torch_vtbl)
+        return na_err_set(err, NA_E_INTERNAL, "not a PyTorch input");
+    return na_map_pread(((const torch_input_t *)in)->map, off, len, buf, err);
+}
+
 /* ---- zip format ------------------------------------------------------------ */
 
 static na_status_t zip_stores(torch_input_t *ti, const char *dir, const na_pk_result_t *r,
@@ -477,6 +485,36 @@ static na_status_t next_pickle(torch_input_t *ti, legacy_t *L, na_pk_result_t *r
     }
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* torch.load (torch/serialization.py, _legacy_load) reads each blob into
+ * the storage of its key, so of a key listed twice the last blob wins,
+ * while a lookup here would find the first: the bytes audited would not
+ * be the bytes torch loads. Refused, as a duplicate zip member is (zip.c).
+ * Sorted copy: O(n log n) for a hostile list of millions of keys. */
+static na_status_t legacy_unique_keys(const na_pk_result_t *keys, na_err_t *err)
+{
+    if (keys->n_keys < 2)
+        return NA_OK;
+    const char **k = malloc(keys->n_keys * sizeof *k);
+    if (k == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < keys->n_keys; i++)
+        k[i] = keys->keys[i];
+    qsort(k, keys->n_keys, sizeof *k, key_cmp);
+    na_status_t st = NA_OK;
+    for (size_t i = 1; i < keys->n_keys && st == NA_OK; i++)
+        if (strcmp(k[i - 1], k[i]) == 0)
+            st = na_err_set(err, NA_E_FORMAT, "legacy checkpoint: storage key '%.60s' is "
+                            "listed twice (refused: torch.load fills the storage from the "
+                            "last copy, readers disagree on which wins)", k[i]);
+    free(k);
+    return st;
+}
+
 /* Storage blobs after the key list: u64 element count + bytes, in the
  * key list's order. The element size comes from the tensors' types. */
 static na_status_t legacy_stores(torch_input_t *ti, const na_pk_result_t *obj,
@@ -485,6 +523,9 @@ static na_status_t legacy_stores(torch_input_t *ti, const na_pk_result_t *obj,
     ti->stores = calloc(keys->n_keys + 1, sizeof *ti->stores);
     if (ti->stores == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
+    na_status_t dst = legacy_unique_keys(keys, err);
+    if (dst != NA_OK)
+        return dst;
     for (size_t i = 0; i < keys->n_keys; i++) {
         const char *key = keys->keys[i];
         unsigned es = 0;

@@ -29,6 +29,10 @@
  *    that one is cleaned too and is the same view (tied weights: both are
  *    computed from the same values with the same steps, so they write
  *    the same bytes). Writing one would silently change the other.
+ *    "The same view" includes the same rows and statistics (width,
+ *    nfeat): with --samples, x and x.view(-1) get other features.
+ *  - a cleaned tensor whose storage member fails its CRC-32 check in the
+ *    input: the new CRC-32 would hide the damage (check_input_crc).
  * The input's metadata has no place to go without rewriting the pickle:
  * the change report carries the provenance, as for raw and .npz output.
  */
@@ -36,10 +40,9 @@
 #include "write.h"
 
 #include <errno.h>  /* errno, EINTR */
-#include <fcntl.h>  /* open */
-#include <stdlib.h> /* calloc, free, qsort */
+#include <stdlib.h> /* calloc, free, malloc, qsort */
 #include <string.h> /* memcmp, strerror */
-#include <unistd.h> /* lseek, pread, pwrite, read, close */
+#include <unistd.h> /* lseek, pread, pwrite */
 #include <zlib.h>   /* crc32_z */
 
 #define ZIP_LOCAL_SIG 0x04034b50u /* APPNOTE 4.3.7 */
@@ -121,7 +124,8 @@ static na_status_t put_crc(int fd, uint64_t rec, uint32_t sig, uint64_t off, uin
             break;
         if (r < 0 && errno == EINTR)
             continue;
-        st = na_err_set(err, NA_E_WRITE, "write error: %s", r < 0 ? strerror(errno) : "short write");
+        st = na_err_set(err, NA_E_WRITE, "write error: %s",
+                        r < 0 ? strerror(errno) : "short write");
     }
     return st;
 }
@@ -203,14 +207,19 @@ static na_status_t check_overlaps(span_t *sp, size_t ns, const na_wtensor_t *t, 
                 const span_t *p = &sp[x], *q = &sp[y];
                 if (x == y || !p->cleaned || q->hi <= p->lo || p->hi <= q->lo)
                     continue;
+                /* the same values computed the same way: equal rows
+                 * and statistics (with --samples x and x.view(-1) of
+                 * the same bytes have other features) */
                 if (q->cleaned && q->lo == p->lo && q->hi == p->hi &&
-                    t[q->i].dtype == t[p->i].dtype)
+                    t[q->i].dtype == t[p->i].dtype && t[q->i].width == t[p->i].width &&
+                    t[q->i].nfeat == t[p->i].nfeat)
                     continue;
                 return na_err_set(err, NA_E_UNSUPPORTED,
                                   "%s: shares storage bytes with '%s'%s: writing one would "
                                   "change the other; --exclude both copies them unchanged",
                                   t[p->i].name, t[q->i].name,
-                                  q->cleaned ? " (another view of them)" : ", which is not cleaned");
+                                  q->cleaned ? " (another view of them)"
+                                             : ", which is not cleaned");
             }
         a = b;
     }
@@ -253,28 +262,50 @@ static na_status_t check_cleaned(const na_input_t *in, const na_wtensor_t *w,
 }
 
 /* Copy the input file to fd through the writer's buffer (its errors: a
- * full disk, RLIMIT_FSIZE). */
-static na_status_t copy_input(na_writer_t *w, const char *path, na_err_t *err)
+ * full disk, RLIMIT_FSIZE). From the descriptor the reader holds, not by
+ * path: a checkpoint saved again under the input's name while clean ran
+ * would otherwise be copied, and the cleaned bytes and CRC-32 fields
+ * written at the old file's offsets into it (cli/clean.c then reports
+ * the input as changed). */
+static na_status_t copy_input(na_writer_t *w, const na_input_t *in, na_err_t *err)
 {
-    int in = open(path, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return na_err_set(err, NA_E_IO, "cannot open the input again: %s", strerror(errno));
     uint8_t *buf = malloc(NA_WBUF);
     na_status_t st = buf ? NA_OK : na_err_set(err, NA_E_NOMEM, "out of memory");
-    while (st == NA_OK) {
-        ssize_t r = read(in, buf, NA_WBUF);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            st = na_err_set(err, NA_E_IO, "reading the input: %s", strerror(errno));
-        if (r <= 0)
-            break;
-        st = na_writer_put(w, buf, (size_t)r, err);
+    for (uint64_t off = 0; st == NA_OK && off < in->file_size;) {
+        size_t len = in->file_size - off < NA_WBUF ? (size_t)(in->file_size - off) : NA_WBUF;
+        st = na_torch_pread(in, off, len, buf, err);
+        if (st == NA_OK)
+            st = na_writer_put(w, buf, len, err);
+        off += len;
     }
     if (st == NA_OK)
         st = na_writer_flush(w, err);
     free(buf);
-    close(in);
+    return st;
+}
+
+/* The input's bytes of member m against the CRC-32 its central header
+ * holds. The reader does not check stored members (zip.c: an extra pass),
+ * but a member clean rewrites gets a new, valid CRC-32: damage in the
+ * input (a flipped bit, a member patched without its CRC) would be
+ * hidden, so it is refused here (tensor: the first one cleaned in m). */
+static na_status_t check_input_crc(const na_input_t *in, const na_zip_entry_t *m,
+                                   const char *tensor, uint8_t *buf, na_err_t *err)
+{
+    uLong crc = crc32_z(0L, Z_NULL, 0);
+    na_status_t st = NA_OK;
+    for (uint64_t off = 0; off < m->usize && st == NA_OK;) {
+        size_t len = m->usize - off < NA_WBUF ? (size_t)(m->usize - off) : NA_WBUF;
+        st = na_torch_pread(in, m->data_pos + off, len, buf, err);
+        crc = crc32_z(crc, buf, len);
+        off += len;
+    }
+    if (st == NA_OK && (uint32_t)crc != m->crc)
+        st = na_err_set(err, NA_E_UNSUPPORTED,
+                        "%s: its storage member '%.200s' fails its CRC-32 check (stored "
+                        "%08x, bytes give %08x): the input is damaged, and the copy would "
+                        "get a valid CRC-32 over it; --exclude copies it unchanged",
+                        tensor, m->name, (unsigned)m->crc, (unsigned)(uint32_t)crc);
     return st;
 }
 
@@ -319,8 +350,12 @@ static na_status_t tw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
             int seen = loc.member == NULL || loc.lo == loc.hi;
             for (size_t k = 0; k < tw->n_changed && !seen; k++)
                 seen = tw->changed[k] == loc.member;
-            if (!seen)
+            if (!seen) {
                 tw->changed[tw->n_changed++] = loc.member;
+                st = check_input_crc(o->in, loc.member, t[i].name, w->buf, err);
+                if (st != NA_OK)
+                    break;
+            }
         }
         if (loc.lo < loc.hi)
             sp[ns++] = (span_t){loc.lo, loc.hi, i, !t[i].copied};
@@ -329,7 +364,7 @@ static na_status_t tw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
         st = check_overlaps(sp, ns, t, err);
     free(sp);
     if (st == NA_OK && o->path != NULL) /* not a --dry-run check */
-        st = copy_input(w, o->input, err);
+        st = copy_input(w, o->in, err);
     if (st != NA_OK) {
         tw_free(w);
         return st;

@@ -53,6 +53,10 @@ typedef struct na_wtensor {
                         * the raw writer reverses each element's bytes */
     size_t index;      /* the input tensor it comes from (na_input_tensor of
                         * na_wopts_t.in; a C64 tensor: its NAME.real) */
+    uint64_t width, nfeat; /* cleaned: elements per row and statistics kept
+                            * (na_clean_tensor_t, lib/clean.h); two cleaned views
+                            * of the same bytes get the same values only
+                            * when both agree (torch_write.c, tied weights) */
 } na_wtensor_t;
 
 /* Where the writer's file and its input are, for writers that need more

@@ -143,9 +143,6 @@ static void warn(cli_clean_entry_t *e, unsigned long long v, const char *what)
         snprintf(e->warn[e->n_warn++], sizeof e->warn[0], "%llu %s", v, what);
 }
 
-/* Entry e could not be cleaned: status "error", and as reason the
- * engine's message without its leading "TENSOR: " (the report names the
- * tensor already). */
 /* e->reason = msg without its leading "NAME: " (the report names it). */
 static void set_reason(cli_clean_entry_t *e, const char *msg)
 {
@@ -153,6 +150,9 @@ static void set_reason(cli_clean_entry_t *e, const char *msg)
     snprintf(e->reason, sizeof e->reason, "%s", msg + (named ? strlen(e->name) + 2 : 0));
 }
 
+/* Entry e could not be cleaned: status "error", and as reason the
+ * engine's message without its leading "TENSOR: " (the report names the
+ * tensor already). */
 static void entry_failed(cli_clean_entry_t *e, const char *msg)
 {
     e->status = "error";

@@ -315,11 +315,13 @@ na_status_t na_torch_locate(const na_input_t *in, size_t i, na_torch_loc_t *loc,
     if (e->reason != NULL)
         return na_err_set(err, NA_E_UNSUPPORTED, "%s", e->reason);
     const na_view_t *v = &e->view;
+    /* v->store is the s of one of ti->stores (add_tensor), which is
+     * allocated once: its index by address, not by a walk per tensor */
     const tstore_t *s = NULL;
-    for (size_t k = 0; k < ti->n_stores && s == NULL; k++)
-        if (&ti->stores[k].s == v->store)
-            s = &ti->stores[k];
-    if (s == NULL || s->s.map != ti->map) {
+    uintptr_t at = (uintptr_t)v->store, base = (uintptr_t)ti->stores;
+    if (ti->n_stores && at >= base && at < base + ti->n_stores * sizeof *ti->stores)
+        s = &ti->stores[(at - base) / sizeof *ti->stores];
+    if (s == NULL || &s->s != v->store || s->s.map != ti->map) {
         /* a storage someone re-compressed: read through inflate (or a
          * spill file), no byte of it is in the file as it is */
         loc->why = "its storage is a compressed zip member";

@@ -1173,21 +1173,7 @@ static int all_fill(const wtgt_t *t, const uint8_t *p, uint64_t n)
     return 1;
 }
 
-/* H5Dwrite of dataset elements [a, a+n) from buf, whose partial rows
- * and whole rows are written apart (na_h5c_row_parts: write_sparse cuts
- * at chunk boundaries, which for (15625, 1) chunks are not rows). */
-static herr_t write_part(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf);
-static herr_t write_range(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
-{
-    uint64_t part[3][2];
-    na_h5c_row_parts(t->ndim, t->shape, a, n, part);
-    herr_t r = 0;
-    for (int k = 0; k < 3 && r >= 0; k++)
-        if (part[k][1] > 0)
-            r = write_part(t, part[k][0], part[k][1], buf + (part[k][0] - a) * t->esize);
-    return r;
-}
-
+/* H5Dwrite of dataset elements [a, a+n) from buf. */
 static herr_t write_part(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
 {
     hid_t fs = H5Dget_space(t->dset), ms = na_h5c_range_space(t->ndim, t->shape, a, n);
@@ -1204,6 +1190,20 @@ static herr_t write_part(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t 
         H5Sclose(ms);
     if (es >= 0)
         H5Eset_current_stack(es); /* restores it and closes es */
+    return r;
+}
+
+/* H5Dwrite of dataset elements [a, a+n) from buf, whose partial rows
+ * and whole rows are written apart (na_h5c_row_parts: write_sparse cuts
+ * at chunk boundaries, which for (15625, 1) chunks are not rows). */
+static herr_t write_range(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
+{
+    uint64_t part[3][2];
+    na_h5c_row_parts(t->ndim, t->shape, a, n, part);
+    herr_t r = 0;
+    for (int k = 0; k < 3 && r >= 0; k++)
+        if (part[k][1] > 0)
+            r = write_part(t, part[k][0], part[k][1], buf + (part[k][0] - a) * t->esize);
     return r;
 }
 

@@ -106,6 +106,41 @@ static na_status_t pread_all(int fd, uint64_t off, void *buf, size_t len, na_err
     return NA_OK;
 }
 
+/* Readers of bytes [off, off+len) for member_crc: of the copy (the
+ * writer's descriptor, src an int *) and of the input (src the input,
+ * through its own descriptor: na_torch_pread). */
+typedef na_status_t (*read_fn)(const void *src, uint64_t off, size_t len, void *buf,
+                               na_err_t *err);
+
+static na_status_t read_copy(const void *src, uint64_t off, size_t len, void *buf,
+                             na_err_t *err)
+{
+    return pread_all(*(const int *)src, off, buf, len, err);
+}
+
+static na_status_t read_input(const void *src, uint64_t off, size_t len, void *buf,
+                              na_err_t *err)
+{
+    return na_torch_pread(src, off, len, buf, err);
+}
+
+/* CRC-32 (zlib) of member m's data as rd reads it, in pieces of NA_WBUF
+ * bytes through buf. */
+static na_status_t member_crc(read_fn rd, const void *src, const na_zip_entry_t *m,
+                              uint8_t *buf, uint32_t *crc, na_err_t *err)
+{
+    uLong c = crc32_z(0L, Z_NULL, 0);
+    na_status_t st = NA_OK;
+    for (uint64_t off = 0; off < m->usize && st == NA_OK;) {
+        size_t len = m->usize - off < NA_WBUF ? (size_t)(m->usize - off) : NA_WBUF;
+        st = rd(src, m->data_pos + off, len, buf, err);
+        c = crc32_z(c, buf, len);
+        off += len;
+    }
+    *crc = (uint32_t)c;
+    return st;
+}
+
 /* The 4 bytes of crc at off, where the input has a CRC-32 field (sig:
  * the record's signature at rec, checked first; 0: none). */
 static na_status_t put_crc(int fd, uint64_t rec, uint32_t sig, uint64_t off, uint32_t crc,
@@ -135,15 +170,8 @@ static na_status_t put_crc(int fd, uint64_t rec, uint32_t sig, uint64_t off, uin
 static na_status_t fix_crc(torch_writer_t *tw, const na_zip_entry_t *m, na_err_t *err)
 {
     int fd = tw->base.fd;
-    uLong crc = crc32_z(0L, Z_NULL, 0);
-    na_status_t st = NA_OK;
-    for (uint64_t off = 0; off < m->usize && st == NA_OK;) {
-        size_t len = m->usize - off < NA_WBUF ? (size_t)(m->usize - off) : NA_WBUF;
-        st = pread_all(fd, m->data_pos + off, tw->base.buf, len, err);
-        crc = crc32_z(crc, tw->base.buf, len);
-        off += len;
-    }
-    uint32_t c = (uint32_t)crc;
+    uint32_t c = 0;
+    na_status_t st = member_crc(read_copy, &fd, m, tw->base.buf, &c, err);
     uint8_t flag[2] = {0, 0};
     if (st == NA_OK)
         st = pread_all(fd, m->local_pos + 6, flag, 2, err);
@@ -172,9 +200,6 @@ static na_status_t tw_finish(na_writer_t *w, na_err_t *err)
     na_status_t st = NA_OK;
     for (size_t k = 0; k < tw->n_changed && st == NA_OK; k++)
         st = fix_crc(tw, tw->changed[k], err);
-    /* the file ends where the input ends, whatever was written last */
-    if (st == NA_OK && lseek(w->fd, 0, SEEK_END) < 0)
-        st = na_err_set(err, NA_E_WRITE, "seek: %s", strerror(errno));
     return st;
 }
 
@@ -292,20 +317,14 @@ static na_status_t copy_input(na_writer_t *w, const na_input_t *in, na_err_t *er
 static na_status_t check_input_crc(const na_input_t *in, const na_zip_entry_t *m,
                                    const char *tensor, uint8_t *buf, na_err_t *err)
 {
-    uLong crc = crc32_z(0L, Z_NULL, 0);
-    na_status_t st = NA_OK;
-    for (uint64_t off = 0; off < m->usize && st == NA_OK;) {
-        size_t len = m->usize - off < NA_WBUF ? (size_t)(m->usize - off) : NA_WBUF;
-        st = na_torch_pread(in, m->data_pos + off, len, buf, err);
-        crc = crc32_z(crc, buf, len);
-        off += len;
-    }
-    if (st == NA_OK && (uint32_t)crc != m->crc)
+    uint32_t crc = 0;
+    na_status_t st = member_crc(read_input, in, m, buf, &crc, err);
+    if (st == NA_OK && crc != m->crc)
         st = na_err_set(err, NA_E_UNSUPPORTED,
                         "%s: its storage member '%.200s' fails its CRC-32 check (stored "
                         "%08x, bytes give %08x): the input is damaged, and the copy would "
                         "get a valid CRC-32 over it; --exclude copies it unchanged",
-                        tensor, m->name, (unsigned)m->crc, (unsigned)(uint32_t)crc);
+                        tensor, m->name, (unsigned)m->crc, (unsigned)crc);
     return st;
 }
 

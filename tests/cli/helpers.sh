@@ -87,6 +87,21 @@ assert_eq() {
     [ "$1" = "$2" ] || fail "${3:-value}: got '$1', want '$2'"
 }
 
+# refused_everywhere FILE LINE: scan, info and clean (into a new folder
+# out/) each exit 3 with exactly LINE on stderr, and clean leaves no file.
+refused_everywhere() {
+    local cmd
+    for cmd in scan info; do
+        expect_exit 3 "$NANAUDIT" "$cmd" "$1"
+        assert_eq "$(cat "$T/stderr")" "$2" "$cmd of $1"
+    done
+    mkdir out
+    expect_exit 3 "$NANAUDIT" clean -o "out/$(basename "$1")" "$1"
+    assert_eq "$(cat "$T/stderr")" "$2" "clean of $1"
+    assert_eq "$(ls -A out)" "" "clean left a file"
+    rmdir out
+}
+
 # json_get FILE EXPR: evaluates EXPR (python) with j bound to the parsed
 # document; prints json.dumps(result). Invalid JSON fails the test.
 json_get() {

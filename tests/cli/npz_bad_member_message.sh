@@ -7,7 +7,6 @@
 # longer holds a backslash.
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || exit 1
-N="$NANAUDIT"
 "$NA_PYTHON" -c "
 import io, zipfile, numpy as np
 b = io.BytesIO()
@@ -16,13 +15,6 @@ with zipfile.ZipFile('bad.npz', 'w') as z:
     z.writestr('g.npy', b'garbage, not an array')
     z.writestr('ok.npy', b.getvalue())
 " || fail "making bad.npz"
-MSG="nanaudit: bad.npz: member 'g.npy': not a .npy file (it does not start with 0x93 'NUMPY')"
-for cmd in scan info; do
-    expect_exit 3 "$N" "$cmd" bad.npz
-    assert_eq "$(cat "$T/stderr")" "$MSG" "$cmd"
-done
-mkdir out
-expect_exit 3 "$N" clean -o out/bad.npz bad.npz
-assert_eq "$(cat "$T/stderr")" "$MSG" "clean"
-assert_eq "$(ls -A out)" "" "clean left a file"
+refused_everywhere bad.npz \
+    "nanaudit: bad.npz: member 'g.npy': not a .npy file (it does not start with 0x93 'NUMPY')"
 pass

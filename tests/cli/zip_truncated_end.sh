@@ -43,14 +43,7 @@ for c in 1 9 21; do
 done
 cut_end a.npz 1 t.npz
 python_refuses t.npz
-for cmd in scan info; do
-    expect_exit 3 "$N" "$cmd" t.npz
-    assert_eq "$(cat "$T/stderr")" "nanaudit: t.npz: $MSG" "$cmd of an .npz without its last byte"
-done
-mkdir out
-expect_exit 3 "$N" clean -o out/t.npz t.npz
-assert_eq "$(cat "$T/stderr")" "nanaudit: t.npz: $MSG" "clean of an .npz without its last byte"
-assert_eq "$(ls -A out)" "" "clean left a file"
+refused_everywhere t.npz "nanaudit: t.npz: $MSG" # an .npz without its last byte
 
 # Whole archives, one with a comment, are audited as before.
 expect_exit 0 "$N" scan ck.pt

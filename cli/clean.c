@@ -591,6 +591,27 @@ static int fit_all(crun_t *c)
                 snprintf(e->reason, sizeof e->reason, "not selected");
             if (st == NA_OK && t.src.read && sel && (t.stored != t.dtype || t.part))
                 rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
+            /* Values clean does not read (strings beside the data; ragged
+             * sequences, which have no dtype), whose rows the writer can
+             * copy selectively: --together can name it, and it then loses
+             * its partners' samples (join_groups). */
+            e->rowcopy = ((st == NA_OK && !t.src.read) ||
+                          (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID)) &&
+                         !t.part && t.ndim >= 1 && c->samples && na_writer_rowcopy(c->r.format);
+            if (e->rowcopy && together) {
+                na_status_t rs = na_clean_rows_prepare(t.name, t.ndim, t.shape, &e->ct, &err);
+                if (rs != NA_OK) {
+                    entry_failed(e, err.msg);
+                    cli_error(c->r.input, "%s", err.msg);
+                    rc = cli_exit_merge(rc, cli_exit_for_status(rs));
+                    continue;
+                }
+                e->rowfollow = 1;
+                char why[sizeof e->reason];
+                snprintf(why, sizeof why, "%s", e->reason);
+                snprintf(e->reason, sizeof e->reason, "%.400s, named by --together: loses the samples "
+                         "its partners drop, values copied", why);
+            }
             /* .npz members are copied as stored (npz_write.c), and a .npy
              * whose array is not cleaned is copied whole (npy_write.c),
              * object arrays included: their pickles are copied, never
@@ -782,7 +803,7 @@ static int join_groups(crun_t *c)
                           e->name, co->together[c->group[i] - 1], spec);
                 return 2;
             }
-            if (!e->cleaned) {
+            if (!e->cleaned && !e->rowfollow) {
                 cli_error(c->r.input, "--together: '%s' is not cleaned (%s), so it cannot lose "
                           "samples with its partners", e->name, e->reason);
                 return 2;
@@ -823,6 +844,12 @@ static int join_groups(crun_t *c)
                     same = u[r] == (na_clean_row(&c->r.e[i].ct, r) != 0);
                 if (same)
                     continue;
+                if (c->r.e[i].rowfollow) { /* no values, no steps: only rows */
+                    for (uint64_t r = 0; r < rows; r++)
+                        if (u[r])
+                            na_clean_row_set(&c->r.e[i].ct, r, NA_CLEAN_ROW_JOINT);
+                    continue;
+                }
                 int rc = refit_joint(c, i, u);
                 if (rc) {
                     free(u);
@@ -832,6 +859,9 @@ static int join_groups(crun_t *c)
             }
         }
         free(u);
+        for (size_t i = 0; i < c->r.n; i++)
+            if (c->group[i] == g + 1 && c->r.e[i].rowfollow)
+                na_clean_rows_done(&c->follow_eng, &c->r.e[i].ct);
     }
     return 0;
 }
@@ -902,7 +932,7 @@ static int guard_rails(crun_t *c)
                 continue; /* dropped jointly by join_groups */
             uint64_t nd = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
             char hint[NA_ERR_LEN + 96];
-            if (o2->fixed) /* --together would be refused for it */
+            if (o2->fixed && !o2->rowcopy) /* --together would be refused for it */
                 snprintf(hint, sizeof hint, ", which clean copies unchanged (%s); use "
                          "--allow-misaligned if they are unrelated", o2->reason);
             else
@@ -980,9 +1010,23 @@ static na_status_t copy_tensor(crun_t *c, size_t i, na_writer_t *w, uint64_t byt
     return NA_OK;
 }
 
+/* The rows entry e (a --together follower copied row by row) loses, as
+ * na_wtensor_t.drop wants them: one bit per row. NULL without memory. */
+static uint8_t *drop_bits(const cli_clean_entry_t *e)
+{
+    uint64_t rows = e->ct.rows;
+    uint8_t *b = calloc((size_t)(rows / 8) + 1, 1);
+    for (uint64_t r = 0; b && r < rows; r++)
+        if (na_clean_row(&e->ct, r))
+            b[r / 8] |= (uint8_t)(1u << (r % 8));
+    return b;
+}
+
 /* The writer's tensor list: one per stored tensor (a C64 tensor's
- * NAME.imag entry is skipped; NAME.real carries all its bytes). */
-static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
+ * NAME.imag entry is skipped; NAME.real carries all its bytes). drops
+ * gets the bitmaps it makes (drop_bits), one slot per entry. NA_E_NOMEM. */
+static na_status_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names,
+                            uint8_t **drops, size_t *m_out, na_err_t *err)
 {
     size_t m = 0;
     for (size_t i = 0; i < c->r.n; i++) {
@@ -1019,9 +1063,17 @@ static size_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **names)
         w->index = i;
         w->width = e->cleaned ? e->ct.width : 0;
         w->nfeat = e->cleaned ? e->ct.nfeat : 0;
+        if (e->rowfollow && e->ct.out_rows != e->ct.rows) {
+            w->shape[0] = e->ct.out_rows;
+            w->in_rows = e->ct.rows;
+            w->drop = drops[m] = drop_bits(e);
+            if (!w->drop)
+                return na_err_set(err, NA_E_NOMEM, "out of memory");
+        }
         src[m++] = i;
+        *m_out = m;
     }
-    return m;
+    return NA_OK;
 }
 
 /* The writer's tensor list (out_list) and the memory that holds it. */
@@ -1029,6 +1081,7 @@ typedef struct wlist {
     na_wtensor_t *wt;
     size_t *src;  /* the entry of each listed tensor */
     char **names; /* names out_list made (C64 tensors), one slot per entry */
+    uint8_t **drops; /* row bitmaps out_list made (na_wtensor_t.drop), likewise */
     size_t m;     /* tensors listed */
 } wlist_t;
 
@@ -1038,17 +1091,20 @@ static na_status_t wlist_make(crun_t *c, wlist_t *l, na_err_t *err)
     l->wt = calloc(n, sizeof *l->wt);
     l->src = calloc(n, sizeof *l->src);
     l->names = calloc(n, sizeof *l->names);
+    l->drops = calloc(n, sizeof *l->drops);
     l->m = 0;
-    if (!l->wt || !l->src || !l->names)
+    if (!l->wt || !l->src || !l->names || !l->drops)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    l->m = out_list(c, l->wt, l->src, l->names);
-    return NA_OK;
+    return out_list(c, l->wt, l->src, l->names, l->drops, &l->m, err);
 }
 
 static void wlist_free(const crun_t *c, wlist_t *l)
 {
     for (size_t j = 0; l->names && j < c->r.n; j++)
         free(l->names[j]);
+    for (size_t j = 0; l->drops && j < c->r.n; j++)
+        free(l->drops[j]);
+    free(l->drops);
     free(l->names);
     free(l->wt);
     free(l->src);

@@ -74,6 +74,20 @@ static json_t *warnings(const cli_clean_entry_t *e)
     return w;
 }
 
+/* "samples_dropped" of entry e's rows. */
+static json_t *jdropped(const na_clean_tensor_t *ct)
+{
+    json_t *d = json_object(), *first = json_array();
+    json_object_set_new(d, "nonfinite", juint(ct->dropped_nf));
+    json_object_set_new(d, "outliers", juint(ct->dropped_out));
+    json_object_set_new(d, "together", juint(ct->dropped_joint));
+    json_object_set_new(d, "total", juint(ct->dropped_nf + ct->dropped_out + ct->dropped_joint));
+    for (size_t i = 0; i < ct->n_drop_idx; i++)
+        json_array_append_new(first, juint(ct->drop_idx[i]));
+    json_object_set_new(d, "first", first);
+    return d;
+}
+
 static json_t *jentry(const cli_clean_entry_t *e)
 {
     json_t *o = json_object();
@@ -84,6 +98,10 @@ static json_t *jentry(const cli_clean_entry_t *e)
     json_object_set_new(o, "dtype", json_string(na_dtype_name(e->dtype)));
     json_object_set_new(o, "shape", jshape(e->ndim, e->shape));
     if (!e->cleaned) {
+        if (e->rowfollow) { /* copied without its partners' samples */
+            json_object_set_new(o, "out_shape", jshape(ct->ndim, ct->out_shape));
+            json_object_set_new(o, "samples_dropped", jdropped(ct));
+        }
         json_object_set_new(o, "warnings", warnings(e));
         return o;
     }
@@ -98,15 +116,7 @@ static json_t *jentry(const cli_clean_entry_t *e)
     json_object_set_new(o, "set_nan", juint(ct->nanned));
     json_object_set_new(o, "overflow", juint(ct->overflow));
     json_object_set_new(o, "missing_collisions", juint(ct->collisions));
-    json_t *d = json_object(), *first = json_array();
-    json_object_set_new(d, "nonfinite", juint(ct->dropped_nf));
-    json_object_set_new(d, "outliers", juint(ct->dropped_out));
-    json_object_set_new(d, "together", juint(ct->dropped_joint));
-    json_object_set_new(d, "total", juint(ct->dropped_nf + ct->dropped_out + ct->dropped_joint));
-    for (size_t i = 0; i < ct->n_drop_idx; i++)
-        json_array_append_new(first, juint(ct->drop_idx[i]));
-    json_object_set_new(d, "first", first);
-    json_object_set_new(o, "samples_dropped", d);
+    json_object_set_new(o, "samples_dropped", jdropped(ct));
     json_object_set_new(o, "before", jstats(&ct->before));
     json_object_set_new(o, "after", e->emitted ? jstats(&ct->after) : json_null());
     json_object_set_new(o, "warnings", warnings(e));
@@ -197,7 +207,7 @@ static int quiet_shows(const cli_clean_entry_t *e)
     if (!strcmp(e->status, "error") || e->n_warn)
         return 1;
     if (!e->cleaned)
-        return 0;
+        return e->rowfollow && ct->dropped_joint > 0;
     return ct->dropped_nf + ct->dropped_out + ct->dropped_joint + ct->replaced_nf +
                    ct->replaced_out + ct->clipped + ct->nanned + ct->overflow + ct->collisions >
                0 ||
@@ -220,6 +230,22 @@ static void put_warnings(FILE *out, char **keep, const cli_clean_entry_t *e)
         fprintf(out, "    warning: %s\n", esc(keep, e->warn[k]));
 }
 
+/* The line of the samples ct's tensor loses, and the first of them. */
+static void put_dropped(FILE *out, const na_clean_tensor_t *ct)
+{
+    uint64_t dropped = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
+    fprintf(out, "    dropped %llu sample%s (non-finite %llu, outliers %llu, together %llu)",
+            (unsigned long long)dropped, dropped == 1 ? "" : "s",
+            (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out,
+            (unsigned long long)ct->dropped_joint);
+    if (ct->n_drop_idx) {
+        fputs(", first", out);
+        for (size_t k = 0; k < ct->n_drop_idx; k++)
+            fprintf(out, " %llu", (unsigned long long)ct->drop_idx[k]);
+    }
+    fputc('\n', out);
+}
+
 int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
 {
     char *buf = NULL;
@@ -238,6 +264,8 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
         nm = esc(&buf, e->name);
         if (!e->cleaned) {
             fprintf(out, "  %s: %s%s%s\n", nm, e->status, e->reason[0] ? ": " : "", e->reason);
+            if (e->rowfollow) /* copied without its partners' samples */
+                put_dropped(out, ct);
             put_warnings(out, &buf, e); /* a copy's NaN/Inf left */
             continue;
         }
@@ -254,19 +282,8 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
                     (unsigned long long)ct->rows, ct->passes, ct->passes == 1 ? "" : "es");
         if (e->follower && !quiet) /* a --together follower: why it has no steps */
             fprintf(out, "    %s\n", esc(&buf, e->reason));
-        uint64_t dropped = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
         if (e->samples) /* weights never drop */
-            fprintf(out, "    dropped %llu sample%s (non-finite %llu, outliers %llu, together %llu)",
-                    (unsigned long long)dropped, dropped == 1 ? "" : "s",
-                    (unsigned long long)ct->dropped_nf, (unsigned long long)ct->dropped_out,
-                    (unsigned long long)ct->dropped_joint);
-        if (ct->n_drop_idx) {
-            fputs(", first", out);
-            for (size_t k = 0; k < ct->n_drop_idx; k++)
-                fprintf(out, " %llu", (unsigned long long)ct->drop_idx[k]);
-        }
-        if (e->samples)
-            fputc('\n', out);
+            put_dropped(out, ct);
         if (e->emitted)
             fprintf(out, "    replaced %llu non-finite, %llu outliers; clipped %llu; set NaN %llu; "
                          "overflow %llu\n",

@@ -27,6 +27,13 @@ typedef struct cli_clean_entry {
                             * selected or an HDF5 dimension scale (without
                             * --include): loses its partners' rows, no step
                             * runs on its values */
+    int rowcopy;           /* not numeric, but the writer can copy a
+                            * selection of its rows (na_writer_rowcopy):
+                            * --together can name it */
+    int rowfollow;         /* a rowcopy entry named by --together: ct holds
+                            * only its rows (na_clean_rows_prepare), it stays
+                            * copied ("copied", not cleaned) without the
+                            * samples its partners drop */
     na_clean_tensor_t ct;
     size_t n_warn;
     char warn[CLI_CLEAN_MAX_WARN][256];

@@ -92,6 +92,8 @@ typedef struct wtgt {
     size_t esize;         /* bytes of one dataset element of memtype (set
                            * with it) */
     uint8_t *fillpat;     /* the fill value in memtype, repeated (W_FILLPAT bytes) */
+    int rowcopy;          /* a copied dataset that loses rows (na_wtensor_t.drop):
+                           * 1 until w_rowcopy, 2 after */
 } wtgt_t;
 
 typedef struct wctx {
@@ -495,6 +497,16 @@ static int resolve(wctx_t *c)
         const na_wtensor_t *w = &c->job->t[j];
         wtgt_t *t = &c->tg[j];
         t->dset = t->memtype = t->leaf = -1;
+        if (w->copied && w->drop) { /* found by address in the walk (w_hard) */
+            t->rowcopy = 1;
+            t->dpath = strdup(w->name);
+            if (!t->dpath)
+                w_die();
+            if (!is_dataset(c->in, t->dpath, &t->addr))
+                return w_err(c, NA_E_INTERNAL, "%s: no dataset of that name in the input",
+                             w->name);
+            continue;
+        }
         if (w->copied)
             continue;
         t->ndim = w->ndim;
@@ -978,6 +990,109 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
     return r;
 }
 
+/* ---- datasets that follow --together ----------------------------------- */
+
+/* H5Dread of input rows [a, a+n) into buf, H5Dwrite of them as output
+ * rows [o, o+n): dims is the input's extent, odims the output's. Read and
+ * written with the dataset's own type ty, so no value is converted;
+ * variable-length data (strings) is reclaimed after the write. 0, -1 (the
+ * write failed) or -2 (the read). */
+static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *dims,
+                        const hsize_t *odims, hsize_t a, hsize_t o, hsize_t n, uint8_t *buf)
+{
+    hsize_t start[H5S_MAX_RANK] = {0}, cnt[H5S_MAX_RANK];
+    for (int d = 0; d < nd; d++)
+        cnt[d] = d ? dims[d] : n;
+    hid_t ms = H5Screate_simple(nd, cnt, NULL), fs = H5Screate_simple(nd, dims, NULL);
+    hid_t os = H5Screate_simple(nd, odims, NULL);
+    start[0] = a;
+    herr_t r = ms < 0 || fs < 0 || os < 0 ? -1
+                                          : H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL,
+                                                                cnt, NULL);
+    start[0] = o;
+    if (r >= 0)
+        r = H5Sselect_hyperslab(os, H5S_SELECT_SET, start, NULL, cnt, NULL);
+    int read = r >= 0 && H5Dread(src, ty, ms, fs, H5P_DEFAULT, buf) >= 0;
+    int vlen = H5Tdetect_class(ty, H5T_VLEN) > 0 || H5Tis_variable_str(ty) > 0;
+    if (r >= 0)
+        r = read ? H5Dwrite(dst, ty, ms, os, H5P_DEFAULT, buf) : -2;
+    hid_t es = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* as write_part */
+    if (vlen && read)
+        H5Dvlen_reclaim(ty, ms, H5P_DEFAULT, buf); /* what the read allocated */
+    W_CLOSE(os, fs, ms);
+    if (es >= 0)
+        H5Eset_current_stack(es);
+    return r;
+}
+
+/* Input dataset g/name, whose values clean does not read (strings), for
+ * tensor j, which follows a --together group (na_wtensor_t.drop): created
+ * like the input's (recreate: creation properties, attributes) with the
+ * rows kept, which are then copied in runs of at most W_ROWS_BYTES. */
+#define W_ROWS_BYTES ((size_t)8 << 20)
+static int w_rowcopy(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                     const char *path, size_t j)
+{
+    const na_wtensor_t *w = &c->job->t[j];
+    hid_t src = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t ft = src >= 0 ? H5Dget_type(src) : -1, ssp = src >= 0 ? H5Dget_space(src) : -1;
+    hid_t ty = ft >= 0 ? H5Tcopy(ft) : -1, out = -1;
+    int nd = ssp >= 0 ? H5Sget_simple_extent_ndims(ssp) : -1, r = 0;
+    hsize_t dims[H5S_MAX_RANK] = {0}, odims[H5S_MAX_RANK] = {0};
+    if (ty < 0 || nd < 1 || H5Sget_simple_extent_dims(ssp, dims, NULL) < 0)
+        r = w_h5in(c, "cannot read the dataset's header", path);
+    if (r == 0 && (nd != w->ndim || dims[0] != w->in_rows))
+        r = w_err(c, NA_E_INTERNAL, "%s: its rows differ from the input's", path);
+    /* A reference names an object of the input; copied row by row it
+     * would not be rewritten (fix_refs rewrites whole datasets). */
+    if (r == 0 && has_refs(ty))
+        r = w_err(c, NA_E_USAGE, "%s: holds object references, whose rows clean cannot "
+                  "select; leave it out of --together", path);
+    /* bytes of one row in memory (a row wider than W_ROWS_BYTES is
+     * copied alone, up to 1 GiB) */
+    uint64_t rowb = r == 0 ? H5Tget_size(ty) : 0;
+    for (int d = 0; d < nd; d++) {
+        odims[d] = d ? dims[d] : w->shape[0];
+        if (d)
+            rowb = dims[d] && rowb > ((uint64_t)1 << 30) / dims[d] ? UINT64_MAX : rowb * dims[d];
+    }
+    if (r == 0 && rowb > ((uint64_t)1 << 30))
+        r = w_err(c, NA_E_USAGE, "%s: its rows take more than 1 GiB each; leave it out of "
+                  "--together", path);
+    if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w->shape, path, 0, 0)) < 0)
+        r = -1;
+    hsize_t per = rowb ? (hsize_t)(W_ROWS_BYTES / rowb) : 1;
+    per = per ? per : 1;
+    uint8_t *buf = r == 0 && !c->check ? malloc((size_t)(per * (rowb ? rowb : 1))) : NULL;
+    if (r == 0 && !c->check && !buf)
+        w_die();
+    hsize_t o = 0;
+    for (hsize_t a = 0; r == 0 && !c->check && a < dims[0];) {
+        if (w->drop[a / 8] >> (a % 8) & 1) {
+            a++;
+            continue;
+        }
+        hsize_t b = a + 1; /* [a, b): kept rows, at most per */
+        while (b < dims[0] && b - a < per && !(w->drop[b / 8] >> (b % 8) & 1))
+            b++;
+        if (o + (b - a) > w->shape[0])
+            r = w_err(c, NA_E_INTERNAL, "%s: more rows kept than announced", path);
+        else if ((r = copy_rows(src, out, ty, nd, dims, odims, a, o, b - a, buf)) < 0)
+            r = r == -2 ? w_h5in(c, "cannot read the rows kept", path)
+                        : w_h5err(c, "cannot write the rows kept", path);
+        o += b - a;
+        a = b;
+    }
+    if (r == 0 && !c->check && o != w->shape[0])
+        r = w_err(c, NA_E_INTERNAL, "%s: %llu rows kept, %llu announced", path,
+                  (unsigned long long)o, (unsigned long long)w->shape[0]);
+    free(buf);
+    if (r == 0)
+        c->tg[j].rowcopy = 2;
+    W_CLOSE(out, ty, ssp, ft, src);
+    return r;
+}
+
 /* ---- the walk ---------------------------------------------------------- */
 
 typedef struct lwalk {
@@ -1015,6 +1130,9 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
             H5Gclose(sg);
         return r;
     }
+    for (size_t j = 0; oi.type == H5O_TYPE_DATASET && j < c->job->n; j++)
+        if (c->tg[j].rowcopy && c->tg[j].addr == oi.addr)
+            return w_rowcopy(c, g, name, lw->dst, lcpl, path, j);
     size_t nj = 0, *js = NULL;
     for (size_t j = 0; oi.type == H5O_TYPE_DATASET && j < c->job->n; j++) {
         if (!c->tg[j].dpath || c->tg[j].addr != oi.addr)
@@ -1395,7 +1513,7 @@ static int w_setup(wctx_t *c)
     if (dr >= 0)
         H5Gclose(dr);
     for (size_t j = 0; r == 0 && j < c->job->n; j++)
-        if (c->tg[j].dpath && c->tg[j].dset < 0)
+        if (c->tg[j].dpath && c->tg[j].dset < 0 && c->tg[j].rowcopy != 2)
             r = w_err(c, NA_E_INTERNAL, "%s: its dataset was not reached by the copy",
                       c->job->t[j].name);
     return r == 0 ? fix_refs(c) : r;

@@ -44,6 +44,11 @@ int na_writer_dtype_ok(const char *input_format, na_dtype_t dt)
     return !(f == &na_writer_npy || f == &na_writer_npz) || na_npy_wdtype_ok(dt);
 }
 
+int na_writer_rowcopy(const char *input_format)
+{
+    return na_writer_for(input_format) == &na_writer_hdf5;
+}
+
 na_status_t na_writer_base_init(na_writer_t *w, int fd, const na_wtensor_t *t, size_t n,
                                 na_err_t *err)
 {

@@ -57,6 +57,13 @@ typedef struct na_wtensor {
                             * (na_clean_tensor_t, lib/clean.h); two cleaned views
                             * of the same bytes get the same values only
                             * when both agree (torch_write.c, tied weights) */
+    /* A copied tensor whose values clean cannot read (HDF5 strings) that
+     * follows a --together group: row r of axis 0 (of in_rows in the
+     * input) is left out when bit r % 8 of drop[r / 8] is set; shape[0]
+     * is the rows kept. The writer copies the kept rows itself. NULL:
+     * copied whole. Only for formats where na_writer_rowcopy is 1. */
+    const uint8_t *drop;
+    uint64_t in_rows;
 } na_wtensor_t;
 
 /* Where the writer's file and its input are, for writers that need more
@@ -108,6 +115,12 @@ const na_writer_format_t *na_writer_for(const char *input_format);
  * safetensors, raw and HDF5 hold every dtype clean writes. 1 as well for
  * a format without a writer (clean refuses it for that reason). */
 int na_writer_dtype_ok(const char *input_format, na_dtype_t dt);
+
+/* 1 when the writer for input_format copies a selection of the rows of
+ * a tensor whose values clean does not read (na_wtensor_t.drop): HDF5,
+ * whose writer reads and writes the kept rows with the dataset's own
+ * type (strings, opaque data, records of any type but references). */
+int na_writer_rowcopy(const char *input_format);
 
 /* Start tensor i (0, 1, 2, ... in order). */
 na_status_t na_writer_begin(na_writer_t *w, size_t i, na_err_t *err);

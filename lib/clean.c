@@ -1473,6 +1473,31 @@ static void record_drops(const na_clean_opts_t *o, na_clean_tensor_t *ct)
         ct->out_shape[0] = ct->out_rows;
 }
 
+void na_clean_rows_done(const na_clean_opts_t *o, na_clean_tensor_t *ct)
+{
+    record_drops(o, ct);
+}
+
+na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *shape,
+                                  na_clean_tensor_t *ct, na_err_t *err)
+{
+    memset(ct, 0, sizeof *ct);
+    if (ndim < 1)
+        return na_err_set(err, NA_E_USAGE, "%s: a scalar has no sample axis", name);
+    ct->rows = ct->out_rows = shape[0];
+    ct->width = 1;
+    ct->out_dtype = NA_DT_INVALID;
+    ct->ndim = ndim;
+    memcpy(ct->out_shape, shape, sizeof ct->out_shape);
+    na_stats_init(&ct->before);
+    na_stats_init(&ct->after);
+    ct->row_state = calloc((size_t)(ct->rows / 4) + 1, 1); /* 2 bits per row */
+    if (!ct->row_state)
+        return na_err_set(err, NA_E_NOMEM, "%s: out of memory for %llu samples", name,
+                          (unsigned long long)ct->rows);
+    return NA_OK;
+}
+
 /* The statistic of feature f that a step uses and that overflowed a
  * double, or NULL. Sums beyond DBL_MAX (values near 1.8e308) make the
  * mean Inf or NaN, squared deviations beyond it (a spread of ~1e154 or

@@ -231,6 +231,22 @@ static inline void na_clean_row_set(na_clean_tensor_t *ct, uint64_t r, unsigned 
 na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err);
 
+/* Rows only, for an entry whose values clean never reads (a string
+ * dataset named by --together, which loses the samples its partners drop
+ * and is copied row by row by the writer: na_wtensor_t.drop): rows =
+ * shape[0] (ndim >= 1), width 1, no feature, out_dtype NA_DT_INVALID,
+ * out_shape = shape, row_state all kept. The caller marks the partners'
+ * rows NA_CLEAN_ROW_JOINT and then calls na_clean_rows_done.
+ * NA_E_USAGE for ndim 0, NA_E_NOMEM. */
+na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *shape,
+                                  na_clean_tensor_t *ct, na_err_t *err);
+
+/* Count the dropped rows of row_state (dropped_nf, dropped_out,
+ * dropped_joint), list the first o->max_locations of them (drop_idx) and
+ * set out_rows and, with o->samples, out_shape[0]: what na_clean_fit does
+ * after deciding the rows, for entries set up by na_clean_rows_prepare. */
+void na_clean_rows_done(const na_clean_opts_t *o, na_clean_tensor_t *ct);
+
 /* Read the tensor as many times as the passes above need, estimate every
  * na_clean_feat_t (unless ct->fixed) and decide which rows go. After it,
  * out_rows and out_shape are final and the counts of dropped rows known.

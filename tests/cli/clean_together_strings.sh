@@ -1,0 +1,119 @@
+#!/bin/bash
+# HDF5 string datasets beside the data (issue 4, the seventh fresh-user
+# round: "--together: '/ids' is not cleaned (string data)", and
+# --allow-misaligned left /ids at 100 rows beside /x at 97). Named by
+# --together, a dataset whose values clean does not read (variable- and
+# fixed-length strings, UTF-8, rank 2, a vlen sequence, chunked and
+# compressed) loses the samples its partners drop: checked against numpy,
+# with its type, creation properties and attributes kept; not named, the
+# drop is refused with the --together hint; references, scalars and other
+# row counts are refused with one line.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+
+"$NA_PYTHON" - <<'PY' || fail "making inputs"
+import h5py
+import numpy as np
+rng = np.random.default_rng(11)
+x = rng.normal(size=(100, 3))
+x[[5, 17, 40], [1, 0, 2]] = np.nan
+x[63, 0] = 40.0                       # an outlier at --zscore 4
+with h5py.File("lab.h5", "w") as f:
+    f["x"] = x
+    f["y"] = np.arange(100, dtype=np.int64)
+    f.create_dataset("ids", data=np.array(["id%03d" % i for i in range(100)], dtype=object),
+                     dtype=h5py.string_dtype(), chunks=(64,), compression="gzip")
+    f["ids"].attrs["note"] = "sample ids"
+    f["fixed"] = np.array([b"r%05d" % i for i in range(100)])
+    f.create_dataset("utf8", data=np.array(["é%d" % i for i in range(100)], dtype=object),
+                     dtype=h5py.string_dtype("utf-8"))
+    f.create_dataset("pairs", data=np.array([["a%d" % i, "b%d" % i] for i in range(100)],
+                                            dtype=object), dtype=h5py.string_dtype())
+    seq = f.create_dataset("seq", (100,), dtype=h5py.vlen_dtype(np.int32))
+    for i in range(100):
+        seq[i] = np.arange(i % 4, dtype=np.int32)
+    f["short"] = np.array([b"s%d" % i for i in range(50)])
+    f["scalar"] = b"one string"
+with h5py.File("refs.h5", "w") as f:
+    f["x"] = x
+    f.create_dataset("refs", data=[f["x"].ref] * 100, dtype=h5py.ref_dtype)
+keep = np.isfinite(x).all(1)
+np.save("keep.npy", keep)
+xk = x[keep]
+k2 = np.abs(xk - xk.mean(0)) <= 4 * xk.std(0)
+keepz = keep.copy()
+keepz[np.flatnonzero(keep)[~k2.all(1)]] = False
+np.save("keepz.npy", keepz)
+PY
+N="$NANAUDIT"
+
+# Not named: the drop would misalign them, and --together is the hint.
+expect_exit 2 "$N" clean lab.h5 -o out.h5 --include /x
+expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/fixed' (both have 100 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
+expect_exit 2 "$N" clean lab.h5 -o out.h5 --together /x,/y,/fixed,/ids
+expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/pairs' (both have 100 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
+[ ! -e out.h5 ] || fail "refused run wrote output"
+
+ALL=/x,/y,/ids,/fixed,/utf8,/pairs,/seq
+check() { # OUT KEEP: every member of ALL in OUT is the input's rows KEEP
+    "$NA_PYTHON" - "$1" "$2" <<'PY' || fail "aligned output $1"
+import sys
+import h5py
+import numpy as np
+keep = np.load(sys.argv[2])
+with h5py.File("lab.h5") as f, h5py.File(sys.argv[1]) as g:
+    n = int(keep.sum())
+    for k in ["y", "ids", "fixed", "utf8", "pairs"]:
+        assert g[k].dtype == f[k].dtype, (k, g[k].dtype)
+        assert g[k].shape == (n,) + f[k].shape[1:], (k, g[k].shape)
+        np.testing.assert_array_equal(g[k][()], f[k][()][keep])
+    assert h5py.check_string_dtype(g["utf8"].dtype).encoding == "utf-8"
+    assert [list(a) for a in g["seq"][()]] == [list(a) for a in f["seq"][()][keep]]
+    assert g["ids"].chunks == (64,) and g["ids"].compression == "gzip"
+    assert g["ids"].attrs["note"] == "sample ids"
+    # not named: copied whole
+    for k in ["short", "scalar"]:
+        assert g[k].shape == f[k].shape and g[k].dtype == f[k].dtype, k
+    np.testing.assert_array_equal(g["short"][()], f["short"][()])
+    assert g["scalar"][()] == b"one string"
+PY
+}
+
+# Non-finite drop: three rows gone from every member.
+expect_exit 0 "$N" clean lab.h5 --together $ALL --exclude /y -o out.h5 --report rep.json
+check out.h5 keep.npy
+expect_stdout_contains "/ids: copied: string data, named by --together: loses the samples its partners drop, values copied"
+expect_stdout_contains "dropped 3 samples (non-finite 0, outliers 0, together 3), first 5 17 40"
+expect_json rep.json '[[e["name"], e["status"], e.get("out_shape"), e.get("samples_dropped", {}).get("together")] for e in j["tensors"] if e["name"] in ("/ids", "/pairs", "/short", "/x")]' \
+    '[["/ids", "copied", [97], 3], ["/pairs", "copied", [97, 2], 3], ["/short", "copied", null, null], ["/x", "cleaned", [97, 3], 0]]'
+expect_json rep.json '[e["samples_dropped"]["first"] for e in j["tensors"] if e["name"] == "/seq"]' '[[5, 17, 40]]'
+
+# Outliers too, and a glob for the group; -q still shows the followers.
+expect_exit 0 "$N" clean lab.h5 --zscore 4 --together '/[xyifup]*,/seq' --exclude /y -o outz.h5 -q
+check outz.h5 keepz.npy
+expect_stdout_contains "/fixed: copied: string data, named by --together"
+
+# --dry-run: the same report, no file.
+expect_exit 0 "$N" clean lab.h5 --together $ALL --exclude /y -o dry.h5 --dry-run
+expect_stdout_contains "dropped 3 samples (non-finite 0, outliers 0, together 3), first 5 17 40"
+[ ! -e dry.h5 ] || fail "--dry-run wrote output"
+
+# Nothing dropped: the string dataset is copied whole (H5Ocopy).
+expect_exit 0 "$N" clean lab.h5 --nonfinite zero --together /x,/ids -o zero.h5
+"$NA_PYTHON" - <<'PY' || fail "nothing dropped"
+import h5py, numpy as np
+with h5py.File("lab.h5") as f, h5py.File("zero.h5") as g:
+    np.testing.assert_array_equal(g["ids"][()], f["ids"][()])
+    assert g["x"].shape == (100, 3)
+PY
+
+# Refused, one line each, nothing written.
+expect_exit 2 "$N" clean refs.h5 --together /x,/refs -o bad.h5
+expect_stderr_contains "refs.h5: /refs: holds object references, whose rows clean cannot select; leave it out of --together"
+expect_exit 2 "$N" clean lab.h5 --together /x,/scalar -o bad.h5
+expect_stderr_contains "--together: '/scalar' is not cleaned (string data), so it cannot lose samples with its partners"
+expect_exit 2 "$N" clean lab.h5 --together /x,/short -o bad.h5
+expect_stderr_contains "--together: '/short' has 50 samples and '/x' 100; grouped tensors must share the sample axis"
+[ ! -e bad.h5 ] || fail "refused run wrote output"
+ls -a | grep -q nanaudit-tmp && fail "temporary file left"
+pass

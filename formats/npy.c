@@ -327,6 +327,13 @@ static na_status_t parse_typestr(fb_t *b, const char *s, na_npy_field_t *f, uint
         break;
     case 'S': case 'U': case 'a': case 'V': case 'M': case 'm':
         f->kind = NA_NPY_SKIP;
+        /* 'U' counts characters, stored as UCS-4: 4 bytes each (numpy
+         * dtype.itemsize of '<U4' is 16); the rest count bytes. The
+         * fields after it in a record start that much further. */
+        if (kind == 'U') {
+            *size = n * 4;
+            f->esize = (uint32_t)*size;
+        }
         return NA_OK;
     default:
         return na_err_set(b->err, NA_E_FORMAT, "descr '%s' has unknown kind '%c'", f->descr,

@@ -104,6 +104,13 @@ na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap,
                           "--out-dtype)", na_dtype_name(t->dtype));
     char dict[NA_MAX_NDIM * 24 + 160];
     size_t dl = npy_dict(t, kind, dict, sizeof dict);
+    return na_npy_header_wrap(dict, dl, out, cap, len, err);
+}
+
+na_status_t na_npy_header_wrap(const char *dict, size_t dl, uint8_t *out, size_t cap,
+                               size_t *len, na_err_t *err)
+{
+    *len = 0;
     /* numpy's _wrap_header: padding so magic + length field + header
      * (dict, spaces, '\n') is a multiple of 64; 1.0 has a 2-byte length. */
     size_t lenf = 2, hl = dl + 1;

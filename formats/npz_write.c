@@ -67,6 +67,11 @@ typedef struct npz_member {
     size_t index;          /* member index in the input (na_zip_entry) */
     int method;            /* 0 stored, Z_DEFLATED */
     int raw;               /* copied as its compressed bytes */
+    uint8_t *rowhead;      /* rows selected (na_wtensor_t.drop): the new
+                            * header (owned), then the kept rows of the
+                            * input's data, rowb bytes each from data_at */
+    size_t rowhead_len;
+    uint64_t data_at, rowb;
     zip_fileinfo fi;       /* date and attributes, kept */
     uLong version;         /* "version made by" */
 } npz_member_t;
@@ -201,6 +206,73 @@ static size_t member_tensors(const na_npy_header_t *h)
     return k;
 }
 
+/* A member whose rows follow a --together group (na_wtensor_t.drop on
+ * its one tensor t[first], an array clean does not read: strings, bytes,
+ * void): the kept rows are copied as they are, after the input's header
+ * with axis 0 of 'shape' made the rows kept (head: the input's header,
+ * parsed as h). Records of a fixed size only: an object array's rows are
+ * pickles, and a Fortran-order array's rows are not contiguous
+ * (NA_E_USAGE); a header numpy wrote as version 3.0 (UTF-8 names) or
+ * whose 'shape' cannot be found once is NA_E_UNSUPPORTED. */
+static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_header_t *h,
+                             const uint8_t *head, size_t first, na_err_t *err)
+{
+    const na_wtensor_t *t = &z->t[first];
+    if (h->n_fields >= 1 && h->fields[0].kind == NA_NPY_OBJECT)
+        return na_err_set(err, NA_E_USAGE, "%s: an object array (pickled rows), whose rows "
+                          "clean cannot select; leave it out of --together", t->name);
+    if (h->fortran && h->ndim > 1)
+        return na_err_set(err, NA_E_USAGE, "%s: a Fortran-order array, whose rows are not "
+                          "contiguous; leave it out of --together", t->name);
+    if (h->ndim < 1 || h->shape[0] != t->in_rows || h->major > 2)
+        return na_err_set(err, h->major > 2 ? NA_E_UNSUPPORTED : NA_E_INTERNAL,
+                          "%s: %s", t->name, h->major > 2 ? "a version 3.0 .npy header: clean "
+                          "cannot select its rows" : "its rows differ from the tensor list's");
+    if (h->ndim >= 1 && h->shape[0] && h->data_bytes / h->shape[0] > ((uint64_t)1 << 30))
+        return na_err_set(err, NA_E_USAGE, "%s: its rows take more than 1 GiB each; leave it "
+                          "out of --together", t->name);
+    size_t hoff = h->major == 1 ? 10 : 12, hl = (size_t)h->header_bytes - hoff;
+    const char *dict = (const char *)head + hoff, *key = "'shape': (";
+    const char *at = memmem(dict, hl, key, strlen(key));
+    size_t rest = at ? hl - (size_t)(at - dict) - strlen(key) : 0;
+    const char *close = at ? memchr(at + strlen(key), ')', rest) : NULL;
+    if (!at || !close || memmem(at + 1, hl - (size_t)(at + 1 - dict), key, strlen(key)))
+        return na_err_set(err, NA_E_UNSUPPORTED, "%s: no single 'shape' in its .npy header: "
+                          "clean cannot select its rows", t->name);
+    char shape[NA_MAX_NDIM * 24 + 4];
+    uint64_t out_shape[NA_MAX_NDIM];
+    memcpy(out_shape, h->shape, sizeof out_shape);
+    out_shape[0] = t->shape[0];
+    na_npy_shape_str(out_shape, h->ndim, shape, sizeof shape);
+    /* the input's dict around the new tuple; its padding (spaces, '\n')
+     * is made again */
+    size_t pre = (size_t)(at - dict) + strlen(key) - 1, sl = strlen(shape);
+    const char *tail = close + 1;
+    size_t tl = hl - (size_t)(tail - dict);
+    while (tl && (tail[tl - 1] == '\n' || tail[tl - 1] == ' '))
+        tl--;
+    /* numpy's growth room: spaces for axis 0 to reach 21 digits
+     * (numpy.lib.format.GROWTH_AXIS_MAX_DIGITS), as npy_write.c writes */
+    char digits[24];
+    int grow = 21 - snprintf(digits, sizeof digits, "%llu", (unsigned long long)out_shape[0]);
+    size_t dl = pre + sl + tl + (size_t)(grow > 0 ? grow : 0);
+    char *d = malloc(dl + 1);
+    m->rowhead = malloc(dl + 128);
+    if (!d || !m->rowhead) {
+        free(d);
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    }
+    memcpy(d, dict, pre);
+    memcpy(d + pre, shape, sl);
+    memcpy(d + pre + sl, tail, tl);
+    memset(d + pre + sl + tl, ' ', dl - (pre + sl + tl));
+    na_status_t st = na_npy_header_wrap(d, dl, m->rowhead, dl + 128, &m->rowhead_len, err);
+    free(d);
+    m->data_at = h->header_bytes;
+    m->rowb = h->ndim ? h->data_bytes / (h->shape[0] ? h->shape[0] : 1) : 0;
+    return st;
+}
+
 /* Name, method, header and place in the tensor list of member i of
  * z->in. The header is read (inflated) through zip.c: only its first
  * bytes, so the member's CRC is not checked here. */
@@ -235,6 +307,8 @@ static na_status_t read_member(npz_writer_t *z, npz_member_t *m, size_t i, size_
         /* one tensor of a plain numeric array: "x" for "x.npy" */
         m->raw = !(h.n_fields == 1 && !h.fields[0].name[0] && m->count == 1 &&
                    h.fields[0].kind == NA_NPY_NUMERIC);
+        if (m->count == 1 && first < z->base.n && z->t[first].drop)
+            st = plan_rows(z, m, &h, head, first, err);
     }
     na_npy_header_free(&h);
     return st;
@@ -261,8 +335,8 @@ static na_status_t plan_member(npz_writer_t *z, npz_member_t *m, na_err_t *err)
                           "complex array (%zu tensors): clean cannot write cleaned fields "
                           "back into its records (--exclude them to copy it unchanged)",
                           m->name, m->count);
-    m->raw = !cleaned && (m->raw || m->method == z->method);
-    for (size_t k = m->first; k < m->first + m->count && m->raw; k++) {
+    m->raw = !cleaned && !m->rowhead && (m->raw || m->method == z->method);
+    for (size_t k = m->first; k < m->first + m->count && (m->raw || m->rowhead); k++) {
         z->base.copies[k] = 1;
         z->base.bytes[k] = 0; /* copied here, not sent (na_writer_wants) */
     }
@@ -371,6 +445,45 @@ static na_status_t copy_raw(npz_writer_t *z, const npz_member_t *m, na_err_t *er
     return st;
 }
 
+/* A member planned by plan_rows: its new header, then the runs of rows
+ * kept, read (inflated) from the input through zip.c and written
+ * (deflated as the archive's other new members) through minizip. */
+static na_status_t copy_rows(npz_writer_t *z, const npz_member_t *m, const na_wtensor_t *t,
+                             na_err_t *err)
+{
+    int r = open_entry(z, m, z->method, Z_DEFAULT_COMPRESSION, 0);
+    if (r != ZIP_OK)
+        return zerr(z, r, "opening", m->name, err);
+    z->open = 1;
+    r = zipWriteInFileInZip(z->out, m->rowhead, (unsigned)m->rowhead_len);
+    if (r != ZIP_OK)
+        return zerr(z, r, "writing", m->name, err);
+    uint64_t per = m->rowb ? NPZ_COPY_BUF / m->rowb : 0, kept = 0;
+    per = per ? per : 1;
+    uint8_t *buf = m->rowb ? malloc((size_t)(per * m->rowb)) : NULL;
+    na_status_t st = buf || !m->rowb ? NA_OK : na_err_set(err, NA_E_NOMEM, "out of memory");
+    for (uint64_t a = 0; st == NA_OK && m->rowb && a < t->in_rows;) {
+        if (t->drop[a / 8] >> (a % 8) & 1) {
+            a++;
+            continue;
+        }
+        uint64_t b = a + 1; /* [a, b): rows kept, at most per */
+        while (b < t->in_rows && b - a < per && !(t->drop[b / 8] >> (b % 8) & 1))
+            b++;
+        size_t n = (size_t)((b - a) * m->rowb);
+        st = na_zip_read(z->in, m->index, m->data_at + a * m->rowb, buf, n, err);
+        if (st == NA_OK && (r = zipWriteInFileInZip(z->out, buf, (unsigned)n)) != ZIP_OK)
+            st = zerr(z, r, "writing", m->name, err);
+        kept += b - a;
+        a = b;
+    }
+    free(buf);
+    if (st == NA_OK && m->rowb && kept != t->shape[0])
+        st = na_err_set(err, NA_E_INTERNAL, "%s: %llu rows kept, %llu announced", t->name,
+                        (unsigned long long)kept, (unsigned long long)t->shape[0]);
+    return st;
+}
+
 static na_status_t npz_begin(na_writer_t *w, size_t i, na_err_t *err)
 {
     npz_writer_t *z = (npz_writer_t *)w;
@@ -380,6 +493,8 @@ static na_status_t npz_begin(na_writer_t *w, size_t i, na_err_t *err)
         return st;
     if (m->raw)
         return copy_raw(z, m, err);
+    if (m->rowhead)
+        return copy_rows(z, m, &z->t[i], err);
     uint8_t head[NA_NPY_WHEADER_MAX];
     size_t hn;
     st = na_npy_header_build(&z->t[i], head, sizeof head, &hn, err);
@@ -433,6 +548,8 @@ static void npz_free(na_writer_t *w)
         zipClose(z->out, NULL);
     }
     na_zip_close(z->in); /* NULL ok; names were the input entries' */
+    for (size_t i = 0; z->m && i < z->n_m; i++)
+        free(z->m[i].rowhead);
     free(z->m);
     free(z->member_of);
     free(z->t);

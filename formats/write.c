@@ -46,7 +46,8 @@ int na_writer_dtype_ok(const char *input_format, na_dtype_t dt)
 
 int na_writer_rowcopy(const char *input_format)
 {
-    return na_writer_for(input_format) == &na_writer_hdf5;
+    const na_writer_format_t *f = na_writer_for(input_format);
+    return f == &na_writer_hdf5 || f == &na_writer_npz;
 }
 
 na_status_t na_writer_base_init(na_writer_t *w, int fd, const na_wtensor_t *t, size_t n,

@@ -57,7 +57,7 @@ typedef struct na_wtensor {
                             * (na_clean_tensor_t, lib/clean.h); two cleaned views
                             * of the same bytes get the same values only
                             * when both agree (torch_write.c, tied weights) */
-    /* A copied tensor whose values clean cannot read (HDF5 strings) that
+    /* A copied tensor whose values clean cannot read (strings) that
      * follows a --together group: row r of axis 0 (of in_rows in the
      * input) is left out when bit r % 8 of drop[r / 8] is set; shape[0]
      * is the rows kept. The writer copies the kept rows itself. NULL:
@@ -119,7 +119,9 @@ int na_writer_dtype_ok(const char *input_format, na_dtype_t dt);
 /* 1 when the writer for input_format copies a selection of the rows of
  * a tensor whose values clean does not read (na_wtensor_t.drop): HDF5,
  * whose writer reads and writes the kept rows with the dataset's own
- * type (strings, opaque data, records of any type but references). */
+ * type (strings, opaque data, records of any type but references), and
+ * .npz, whose writer copies the kept rows' bytes of a fixed-size dtype
+ * (strings, bytes, void; not object arrays) after a new header. */
 int na_writer_rowcopy(const char *input_format);
 
 /* Start tensor i (0, 1, 2, ... in order). */
@@ -182,6 +184,13 @@ na_status_t na_writer_flush(na_writer_t *w, na_err_t *err);
  * for dtypes numpy lacks (BF16, F8_*); NA_E_INTERNAL when cap is short
  * (NA_NPY_WHEADER_MAX always suffices). */
 #define NA_NPY_WHEADER_MAX (NA_MAX_NDIM * 24 + 256)
+/* The .npy header around dict[0..dl) (a Python dict literal, growth
+ * spaces included): magic, version 1.0 (2.0 when the header passes 64 KiB),
+ * the length, dict, spaces to a multiple of 64 bytes and '\n', as
+ * numpy.lib.format's _wrap_header. Into out[cap], length in *len.
+ * NA_E_INTERNAL when dl is 0 or cap is short. */
+na_status_t na_npy_header_wrap(const char *dict, size_t dl, uint8_t *out, size_t cap,
+                               size_t *len, na_err_t *err);
 /* 1 when a .npy header can name dtype dt (na_npy_header_build succeeds). */
 int na_npy_wdtype_ok(na_dtype_t dt);
 na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap, size_t *len,

@@ -7,7 +7,9 @@
 # compressed) loses the samples its partners drop: checked against numpy,
 # with its type, creation properties and attributes kept; not named, the
 # drop is refused with the --together hint; references, scalars and other
-# row counts are refused with one line.
+# row counts are refused with one line. The same for .npz arrays of a
+# fixed-size dtype (strings, bytes, void); object and Fortran-order ones
+# are refused.
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || exit 1
 
@@ -115,5 +117,49 @@ expect_stderr_contains "--together: '/scalar' is not cleaned (string data), so i
 expect_exit 2 "$N" clean lab.h5 --together /x,/short -o bad.h5
 expect_stderr_contains "--together: '/short' has 50 samples and '/x' 100; grouped tensors must share the sample axis"
 [ ! -e bad.h5 ] || fail "refused run wrote output"
+
+# .npz (savez and savez_compressed): fixed-size strings, bytes, void and
+# rank-2 strings follow; other members stay byte-identical raw copies.
+"$NA_PYTHON" - <<'PY' || fail "making npz inputs"
+import numpy as np
+x = np.load("keep.npy")  # rows kept
+rng = np.random.default_rng(11)
+v = rng.normal(size=(100, 3))
+v[~x, 0] = np.nan
+ids = np.array(["é%03d" % i for i in range(100)])
+for name, save in (("lab.npz", np.savez), ("labc.npz", np.savez_compressed)):
+    save(name, x=v, ids=ids, b=np.array([b"r%d" % i for i in range(100)]),
+         v=np.frombuffer(bytes(range(256)) * 3, "V3")[:100].copy(),
+         pairs=np.array([["a%d" % i, "b%d" % i] for i in range(100)]),
+         other=np.arange(7))
+np.savez("obj.npz", x=v, o=np.array([{"a": i} for i in range(100)], dtype=object))
+np.savez("fort.npz", x=v, f=np.asfortranarray(np.array([["a%d" % i, "b"] for i in range(100)])))
+PY
+for z in lab.npz labc.npz; do
+    expect_exit 0 "$N" clean $z --together x,ids,b,v,pairs -o out.$z
+    expect_stdout_contains "ids: copied: dtype <U4 is not numeric data (string, bytes, void or datetime), named by --together: loses the samples its partners drop, values copied"
+    "$NA_PYTHON" - $z out.$z <<'PY' || fail "npz rows of $z"
+import sys, zipfile
+import numpy as np
+keep = np.load("keep.npy")
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert list(a) == list(b), (list(a), list(b))
+for k in ["ids", "b", "v", "pairs"]:
+    assert b[k].dtype == a[k].dtype and b[k].shape == (97,) + a[k].shape[1:], k
+    np.testing.assert_array_equal(b[k], a[k][keep])
+np.testing.assert_array_equal(b["x"], a["x"][keep])
+za, zb = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2])
+assert zb.testzip() is None
+assert za.read("other.npy") == zb.read("other.npy")
+assert za.getinfo("ids.npy").compress_type == zb.getinfo("ids.npy").compress_type
+hdr = zb.read("ids.npy")[:128]
+assert hdr[6] == 1 and (10 + int.from_bytes(hdr[8:10], "little")) % 64 == 0, hdr
+PY
+done
+expect_exit 2 "$N" clean obj.npz --together x,o -o bad.npz
+expect_stderr_contains "obj.npz: o: an object array (pickled rows), whose rows clean cannot select; leave it out of --together; nothing written"
+expect_exit 2 "$N" clean fort.npz --together x,f -o bad.npz
+expect_stderr_contains "fort.npz: f: a Fortran-order array, whose rows are not contiguous; leave it out of --together; nothing written"
+[ ! -e bad.npz ] || fail "refused run wrote output"
 ls -a | grep -q nanaudit-tmp && fail "temporary file left"
 pass

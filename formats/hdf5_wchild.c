@@ -1003,14 +1003,16 @@ static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *d
     hsize_t start[H5S_MAX_RANK] = {0}, cnt[H5S_MAX_RANK];
     for (int d = 0; d < nd; d++)
         cnt[d] = d ? dims[d] : n;
-    hid_t ms = H5Screate_simple(nd, cnt, NULL), fs = H5Screate_simple(nd, dims, NULL);
-    hid_t os = H5Screate_simple(nd, odims, NULL);
+    /* a scalar (nd 0): one element, no selection */
+    hid_t ms = nd ? H5Screate_simple(nd, cnt, NULL) : H5Screate(H5S_SCALAR);
+    hid_t fs = nd ? H5Screate_simple(nd, dims, NULL) : H5Screate(H5S_SCALAR);
+    hid_t os = nd ? H5Screate_simple(nd, odims, NULL) : H5Screate(H5S_SCALAR);
     start[0] = a;
     herr_t r = ms < 0 || fs < 0 || os < 0 ? -1
-                                          : H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL,
-                                                                cnt, NULL);
+               : nd ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL)
+                    : 0;
     start[0] = o;
-    if (r >= 0)
+    if (r >= 0 && nd)
         r = H5Sselect_hyperslab(os, H5S_SELECT_SET, start, NULL, cnt, NULL);
     int read = r >= 0 && H5Dread(src, ty, ms, fs, H5P_DEFAULT, buf) >= 0;
     int vlen = H5Tdetect_class(ty, H5T_VLEN) > 0 || H5Tis_variable_str(ty) > 0;
@@ -1025,23 +1027,23 @@ static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *d
     return r;
 }
 
-/* Input dataset g/name, whose values clean does not read (strings), for
- * tensor j, which follows a --together group (na_wtensor_t.drop): created
- * like the input's (recreate: creation properties, attributes) with the
- * rows kept, which are then copied in runs of at most W_ROWS_BYTES. */
+/* Input dataset g/name re-created in dst like the input's (recreate:
+ * creation properties, attributes, chunks shrunk) and its rows copied in
+ * runs of at most W_ROWS_BYTES: all of them (drop NULL), or those whose
+ * bit in drop is not set, which must be kept of in_rows (the input's
+ * axis 0, checked). A scalar is copied whole. 0 or -1 (c->fail). */
 #define W_ROWS_BYTES ((size_t)8 << 20)
-static int w_rowcopy(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
-                     const char *path, size_t j)
+static int rebuild(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                   const char *path, const uint8_t *drop, uint64_t in_rows, uint64_t kept)
 {
-    const na_wtensor_t *w = &c->job->t[j];
     hid_t src = H5Dopen2(g, name, H5P_DEFAULT);
     hid_t ft = src >= 0 ? H5Dget_type(src) : -1, ssp = src >= 0 ? H5Dget_space(src) : -1;
     hid_t ty = ft >= 0 ? H5Tcopy(ft) : -1, out = -1;
     int nd = ssp >= 0 ? H5Sget_simple_extent_ndims(ssp) : -1, r = 0;
     hsize_t dims[H5S_MAX_RANK] = {0}, odims[H5S_MAX_RANK] = {0};
-    if (ty < 0 || nd < 1 || H5Sget_simple_extent_dims(ssp, dims, NULL) < 0)
+    if (ty < 0 || nd < 0 || H5Sget_simple_extent_dims(ssp, dims, NULL) < 0)
         r = w_h5in(c, "cannot read the dataset's header", path);
-    if (r == 0 && (nd != w->ndim || dims[0] != w->in_rows))
+    if (r == 0 && drop && (nd < 1 || dims[0] != in_rows))
         r = w_err(c, NA_E_INTERNAL, "%s: its rows differ from the input's", path);
     /* A reference names an object of the input; copied row by row it
      * would not be rewritten (fix_refs rewrites whole datasets). */
@@ -1050,32 +1052,35 @@ static int w_rowcopy(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
                   "select; leave it out of --together", path);
     /* bytes of one row in memory (a row wider than W_ROWS_BYTES is
      * copied alone, up to 1 GiB) */
-    uint64_t rowb = r == 0 ? H5Tget_size(ty) : 0;
-    for (int d = 0; d < nd; d++) {
-        odims[d] = d ? dims[d] : w->shape[0];
+    uint64_t rowb = r == 0 ? H5Tget_size(ty) : 0, shape[NA_MAX_NDIM] = {0};
+    for (int d = 0; d < nd && d < NA_MAX_NDIM; d++) {
+        odims[d] = d || !drop ? dims[d] : kept;
+        shape[d] = odims[d];
         if (d)
             rowb = dims[d] && rowb > ((uint64_t)1 << 30) / dims[d] ? UINT64_MAX : rowb * dims[d];
     }
     if (r == 0 && rowb > ((uint64_t)1 << 30))
         r = w_err(c, NA_E_USAGE, "%s: its rows take more than 1 GiB each; leave it out of "
                   "--together", path);
-    if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w->shape, path, 0, 0)) < 0)
+    if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, shape, path, 0, 0)) < 0)
         r = -1;
+    /* rows to copy: none in an empty (H5S_NULL) dataspace */
+    hsize_t rows = H5Sget_simple_extent_type(ssp) == H5S_NULL ? 0 : nd ? dims[0] : 1;
     hsize_t per = rowb ? (hsize_t)(W_ROWS_BYTES / rowb) : 1;
     per = per ? per : 1;
     uint8_t *buf = r == 0 && !c->check ? malloc((size_t)(per * (rowb ? rowb : 1))) : NULL;
     if (r == 0 && !c->check && !buf)
         w_die();
     hsize_t o = 0;
-    for (hsize_t a = 0; r == 0 && !c->check && a < dims[0];) {
-        if (w->drop[a / 8] >> (a % 8) & 1) {
+    for (hsize_t a = 0; r == 0 && !c->check && a < rows;) {
+        if (drop && drop[a / 8] >> (a % 8) & 1) {
             a++;
             continue;
         }
         hsize_t b = a + 1; /* [a, b): kept rows, at most per */
-        while (b < dims[0] && b - a < per && !(w->drop[b / 8] >> (b % 8) & 1))
+        while (b < rows && b - a < per && !(drop && drop[b / 8] >> (b % 8) & 1))
             b++;
-        if (o + (b - a) > w->shape[0])
+        if (nd && o + (b - a) > odims[0])
             r = w_err(c, NA_E_INTERNAL, "%s: more rows kept than announced", path);
         else if ((r = copy_rows(src, out, ty, nd, dims, odims, a, o, b - a, buf)) < 0)
             r = r == -2 ? w_h5in(c, "cannot read the rows kept", path)
@@ -1083,13 +1088,44 @@ static int w_rowcopy(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         o += b - a;
         a = b;
     }
-    if (r == 0 && !c->check && o != w->shape[0])
+    if (r == 0 && !c->check && nd && o != odims[0])
         r = w_err(c, NA_E_INTERNAL, "%s: %llu rows kept, %llu announced", path,
-                  (unsigned long long)o, (unsigned long long)w->shape[0]);
+                  (unsigned long long)o, (unsigned long long)odims[0]);
     free(buf);
+    W_CLOSE(out, ty, ssp, ft, src);
+    return r;
+}
+
+/* Whether untouched dataset g/name is copied by rebuild rather than
+ * H5Ocopy: variable-length data (strings) with a fill value of its own.
+ * libhdf5 1.10.8's H5Ocopy leaves such a fill value pointing into the
+ * input's global heap, so the copy's creation properties no longer read
+ * ("bad global heap collection signature": netcdf-c's
+ * ref_test_corrupt_magic.nc, whose UTC_time has the fill value ""; h5py's
+ * copy does the same). References go through H5Ocopy (fix_refs). */
+static int needs_rebuild(hid_t g, const char *name)
+{
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t ft = d >= 0 ? H5Dget_type(d) : -1, dcpl = d >= 0 ? H5Dget_create_plist(d) : -1;
+    H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
+    int vlen = ft >= 0 && (H5Tdetect_class(ft, H5T_VLEN) > 0 || H5Tis_variable_str(ft) > 0) &&
+               !has_refs(ft);
+    int r = vlen && dcpl >= 0 && H5Pfill_value_defined(dcpl, &fv) >= 0 &&
+            fv == H5D_FILL_VALUE_USER_DEFINED;
+    W_CLOSE(dcpl, ft, d);
+    H5Eclear2(H5E_DEFAULT);
+    return r;
+}
+
+/* Dataset g/name of tensor j, which follows a --together group
+ * (na_wtensor_t.drop): rebuilt with the rows kept. */
+static int w_rowcopy(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                     const char *path, size_t j)
+{
+    const na_wtensor_t *w = &c->job->t[j];
+    int r = rebuild(c, g, name, dst, lcpl, path, w->drop, w->in_rows, w->shape[0]);
     if (r == 0)
         c->tg[j].rowcopy = 2;
-    W_CLOSE(out, ty, ssp, ft, src);
     return r;
 }
 
@@ -1146,6 +1182,8 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
     int r;
     if (nj) {
         r = w_dataset(c, g, name, lw->dst, lcpl, path, js, nj);
+    } else if (oi.type == H5O_TYPE_DATASET && needs_rebuild(g, name)) {
+        r = rebuild(c, g, name, lw->dst, lcpl, path, NULL, 0, 0);
     } else if (oi.type != H5O_TYPE_GROUP) { /* untouched dataset, named datatype */
         r = copy_whole(c, g, name, lw->dst, lcpl, path);
     } else if (c->check) { /* too deep to walk: a check copies no data */

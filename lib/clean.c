@@ -72,6 +72,12 @@ static void feat_init(na_clean_feat_t *f)
 /* The most samples a tensor of empty samples ((N, 0)) keeps drop states
  * for: 2^30 (256 MiB of them). A header alone can declare (2^62, 0). */
 #define NA_CLEAN_MAX_EMPTY_ROWS (1ull << 30)
+/* The most features a tensor with data gets statistics for: 2^24 (16 Mi,
+ * (N, 4096, 4096) images) take ~7 GiB during the fit at ~420 bytes each.
+ * More would be refused by malloc only where memory is short, and where it
+ * is not, a header declaring (N, 2^28) would make the fit touch 110 GiB
+ * (hdfgroup-tlayouto.h5): refused before, with --global as the way out. */
+#define NA_CLEAN_MAX_FEATURES (1ull << 24)
 
 na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err)
@@ -144,6 +150,13 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                               (unsigned long long)NA_CLEAN_MAX_EMPTY_WIDTH);
     }
     ct->nfeat = (o->global || !o->samples) ? 1 : w; /* 0 for (5, 0) and (0, 0, 3) */
+    if (ct->nfeat > NA_CLEAN_MAX_FEATURES)
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "%s: %llu elements per sample, more features than clean keeps "
+                          "statistics for (%llu, ~420 bytes each); --global keeps one "
+                          "statistic for the tensor",
+                          t->name, (unsigned long long)ct->nfeat,
+                          (unsigned long long)NA_CLEAN_MAX_FEATURES);
     /* The passes divide by the width and size a chunk by it: empty
      * samples (no feature, nothing to read) run them with width 1. */
     ct->width = w ? w : 1;

@@ -227,7 +227,8 @@ static inline void na_clean_row_set(na_clean_tensor_t *ct, uint64_t r, unsigned 
  * parts, F80, sub-byte types), for BOOL when o has a step (BOOL only
  * loses rows: a --together follower's options have no step), for more
  * than 2^20 features or 2^30 such samples without data (a header alone
- * can declare them), NA_E_NOMEM. */
+ * can declare them), for more than 2^24 features with data (per-feature
+ * statistics take ~420 bytes each: --global keeps one), NA_E_NOMEM. */
 na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                              na_clean_tensor_t *ct, na_err_t *err);
 

@@ -11,4 +11,13 @@ expect_exit 3 "$NANAUDIT" clean "$F" --global -o o.h5
 expect_stderr_contains "/Dataset: a read of 1073741828 bytes (one row or more) is larger than the HDF5 reader's window (67108864 bytes)"
 expect_stderr_lacks "bad HDF5 window"
 [ ! -e o.h5 ] || fail "o.h5 written"
+# Per-feature statistics for its 2^28 features would take ~110 GiB in the
+# fit (before: "out of memory for 268435457 features", exit 4, where
+# malloc refused; a crash by the OOM killer where it did not). Named, it
+# is refused (exit 3); otherwise copied unchanged, and the report says why.
+expect_exit 3 "$NANAUDIT" clean "$F" --include /Dataset -o o.h5
+expect_stderr_contains "/Dataset: 268435457 elements per sample, more features than clean keeps statistics for (16777216, ~420 bytes each); --global keeps one statistic for the tensor"
+[ ! -e o.h5 ] || fail "o.h5 written"
+expect_exit 0 "$NANAUDIT" clean "$F" -o o.h5
+expect_stdout_contains "/Dataset: copied: 268435457 elements per sample, more features than clean keeps statistics for"
 pass

@@ -300,8 +300,9 @@ static const cli_option_t opts[] = {
      "file may be empty or partial)"},
     {"together", 0, "LIST", C, cli_set_together,
      "tensors that share the sample axis (comma-separated names or globs; repeatable, one "
-     "group each): a sample dropped from one is dropped from all; they must all be cleaned "
-     "and have the same number of rows"},
+     "group each): a sample dropped from one is dropped from all; all need the same number "
+     "of rows; a member not cleaned (left out by --include/--exclude, a BOOL mask, HDF5 or "
+     ".npz strings) only loses those samples"},
     {"allow-misaligned", 0, NULL, C, cli_set_allow_misaligned,
      "allow dropping samples from a tensor when another tensor has the same number of "
      "rows (refused by default: it would misalign them)"},

@@ -248,6 +248,15 @@ na_status_t na_npy_add_entries(na_npy_list_t *l, const na_npy_header_t *h, const
  * _npyio_impl.py, NpzFile): named `name`, `bytes` stored bytes (info),
  * not numeric data (na_input_tensor: NA_OK, src.read NULL). NA_E_NOMEM. */
 na_status_t na_npy_add_other(na_npy_list_t *l, const char *name, uint64_t bytes, na_err_t *err);
+/* 1 when np.load gives member i of an .npz as an array: it decides by the
+ * member's first bytes, the .npy magic "\x93NUMPY", not by its name
+ * (NpzFile.__getitem__). "x.npy" is taken for one whatever its bytes (its
+ * header is then checked, and refused when bad); another name only with
+ * the magic ("weights": listed under its full name). A member whose first
+ * bytes cannot be read is not one. The .npz writer must decide the same
+ * way (npz_write.c, read_member), or its members and the reader's
+ * tensors disagree. */
+int na_npz_member_is_array(na_zip_t *z, size_t i);
 void na_npy_list_free(na_npy_list_t *l);
 /* The na_input_t tensor accessor over one entry. */
 na_status_t na_npy_entry_tensor(na_npy_entry_t *e, na_tensor_t *t, na_err_t *err);

@@ -3,11 +3,12 @@
  * them, np.savez_compressed deflates them; numpy/lib/_npyio_impl.py,
  * _savez). Each member is one array named after the member without
  * ".npy" ("x.npy" -> "x"), in archive order; structured and complex
- * members expand as in npy.c ("x.field", "x.real"). A member not named
- * *.npy (a README added by hand) is what np.load makes of it, bytes under
- * its full name: a skipped entry, not data (na_zip_classify takes a zip
- * with at least one .npy member and no data.pkl for an .npz, as np.load
- * opens any zip).
+ * members expand as in npy.c ("x.field", "x.real"). np.load decides by
+ * a member's first bytes, not its name (NpzFile.__getitem__): a member
+ * not named *.npy that starts with the .npy magic is an array under its
+ * full name ("weights"), any other (a README added by hand) gives bytes:
+ * a skipped entry, not data (na_zip_classify takes a zip with at least
+ * one .npy member and no data.pkl for an .npz, as np.load opens any zip).
  *
  * Stored members are read through mmap windows at their data position
  * (unzGetCurrentFileZStreamPos64, zip.c), exactly like a .npy file.
@@ -21,7 +22,7 @@
 
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, free */
-#include <string.h> /* strlen, strdup */
+#include <string.h> /* strlen, strcmp, memcmp, strdup */
 #include <unistd.h> /* lseek, close */
 
 typedef struct npz_input {
@@ -75,15 +76,32 @@ static const struct na_input_vtbl npz_vtbl = {
     npz_count, npz_tensor, npz_meta_count, npz_meta, npz_tensor_bytes, npz_close,
 };
 
+/* na_npz_member_is_array (npt.h): skipping an array member not named
+ * *.npy would miss its NaN. A member whose first bytes cannot be read (a
+ * compression method zip.c lacks) is taken for bytes, as before, so that
+ * a README beside the arrays does not fail the archive. */
+int na_npz_member_is_array(na_zip_t *z, size_t i)
+{
+    const na_zip_entry_t *ze = na_zip_entry(z, i);
+    size_t len = strlen(ze->name);
+    if (len >= 4 && !strcmp(ze->name + len - 4, ".npy"))
+        return 1;
+    uint8_t head[6];
+    na_err_t e = {{0}};
+    return ze->usize >= sizeof head && na_zip_read(z, i, 0, head, sizeof head, &e) == NA_OK &&
+           memcmp(head, "\x93NUMPY", sizeof head) == 0;
+}
+
 /* Member i: header, store, entries. */
 static na_status_t npz_member(npz_input_t *z, size_t i, size_t win, na_err_t *err)
 {
     const na_zip_entry_t *ze = na_zip_entry(z->zip, i);
     char name[1024];
     size_t len = strlen(ze->name);
-    if (len < 4 || strcmp(ze->name + len - 4, ".npy"))
+    if (!na_npz_member_is_array(z->zip, i))
         return na_npy_add_other(&z->list, ze->name, ze->usize, err);
-    snprintf(name, sizeof name, "%.*s", (int)(len >= 4 ? len - 4 : len), ze->name);
+    int suffix = len >= 4 && !strcmp(ze->name + len - 4, ".npy");
+    snprintf(name, sizeof name, "%.*s", (int)(suffix ? len - 4 : len), ze->name);
     uint8_t head[NA_NPY_MAX_HEADER + 12];
     size_t hn = ze->usize < sizeof head ? (size_t)ze->usize : sizeof head;
     na_npy_header_t h;

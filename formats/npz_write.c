@@ -288,8 +288,7 @@ static na_status_t read_member(npz_writer_t *z, npz_member_t *m, size_t i, size_
     m->fi.internal_fa = e->internal_fa;
     m->fi.external_fa = e->external_fa;
     m->first = first;
-    size_t L = strlen(e->name);
-    if (L < 4 || strcmp(e->name + L - 4, ".npy")) {
+    if (!na_npz_member_is_array(z->in, i)) { /* as the reader decides (npz.c) */
         m->count = 1; /* a member that is not an array (npz.c): copied */
         m->raw = 1;
         return NA_OK;

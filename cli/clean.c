@@ -609,8 +609,9 @@ static int fit_all(crun_t *c)
                 e->rowfollow = 1;
                 char why[sizeof e->reason];
                 snprintf(why, sizeof why, "%s", e->reason);
-                snprintf(e->reason, sizeof e->reason, "%.400s, named by --together: loses the samples "
-                         "its partners drop, values copied", why);
+                snprintf(e->reason, sizeof e->reason,
+                         "%.400s, named by --together: loses the samples its partners drop, "
+                         "values copied", why);
             }
             /* .npz members are copied as stored (npz_write.c), and a .npy
              * whose array is not cleaned is copied whole (npy_write.c),

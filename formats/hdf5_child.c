@@ -376,6 +376,35 @@ static const char *filter_known(H5Z_filter_t id)
     }
 }
 
+/* 1 when a filter of dcpl's pipeline is missing from this libhdf5 (a
+ * plugin not installed: h5py's lzf, bitshuffle, zstd), with msg "HDF5
+ * filter 32000 (lzf) is not available in this libhdf5 (...)" for the
+ * first; 0 otherwise. */
+static int filter_missing(hid_t dcpl, char *msg, size_t cap)
+{
+    int nf = H5Pget_nfilters(dcpl), miss = 0;
+    for (int i = 0; i < nf && !miss; i++) {
+        unsigned flags = 0, cd[8];
+        size_t ncd = 8;
+        char name[128] = "";
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name,
+                                         NULL);
+        if (id < 0 || H5Zfilter_avail(id) > 0)
+            continue;
+        miss = 1;
+        const char *kn = filter_known(id);
+        char shown[64];
+        snprintf(shown, sizeof shown, "%s", kn ? kn : name[0] ? name : "unnamed");
+        for (char *p = shown; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+                *p = '?';
+        snprintf(msg, cap, "HDF5 filter %d (%s) is not available in this libhdf5 (plugins are "
+                 "searched in HDF5_PLUGIN_PATH)", (int)id, shown);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    return miss;
+}
+
 static void cat(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void cat(char *buf, size_t cap, const char *fmt, ...)
 {
@@ -405,20 +434,9 @@ static void ds_filters(hid_t dcpl, c_ds_t *d)
             ids[i] = (int)id;
         cat(d->detail, sizeof d->detail, "%s%s(%d)", i ? "," : " filters=", kn ? kn : "filter",
             (int)id);
-        if (!d->filter_missing && H5Zfilter_avail(id) <= 0) {
-            d->filter_missing = 1;
-            char shown[64];
-            snprintf(shown, sizeof shown, "%s", kn ? kn : name[0] ? name : "unnamed");
-            for (char *p = shown; *p; p++)
-                if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-                    *p = '?';
-            snprintf(d->filter_msg, sizeof d->filter_msg,
-                     "HDF5 filter %d (%s) is not available in this libhdf5 (plugins are "
-                     "searched in HDF5_PLUGIN_PATH)",
-                     (int)id, shown);
-        }
         H5Eclear2(H5E_DEFAULT);
     }
+    d->filter_missing = filter_missing(dcpl, d->filter_msg, sizeof d->filter_msg);
     /* Pipelines the parent can undo itself on all threads (hdf5_inflate.c) */
     if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
         d->par_mode = H5P_PAR_DEFLATE;
@@ -1713,6 +1731,11 @@ void na_h5c_row_parts(int ndim, const uint64_t *shape, uint64_t a, uint64_t n,
 }
 
 void na_h5c_cause(char *buf, size_t cap) { h5_cause(buf, cap); }
+
+int na_h5c_filter_missing(hid_t dcpl, char *msg, size_t cap)
+{
+    return filter_missing(dcpl, msg, cap);
+}
 
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf)
 {

@@ -497,18 +497,9 @@ static int resolve(wctx_t *c)
         const na_wtensor_t *w = &c->job->t[j];
         wtgt_t *t = &c->tg[j];
         t->dset = t->memtype = t->leaf = -1;
-        if (w->copied && w->drop) { /* found by address in the walk (w_hard) */
-            t->rowcopy = 1;
-            t->dpath = strdup(w->name);
-            if (!t->dpath)
-                w_die();
-            if (!is_dataset(c->in, t->dpath, &t->addr))
-                return w_err(c, NA_E_INTERNAL, "%s: no dataset of that name in the input",
-                             w->name);
+        if (w->copied && !w->drop)
             continue;
-        }
-        if (w->copied)
-            continue;
+        t->rowcopy = w->copied; /* a follower copied row by row (w_dataset) */
         t->ndim = w->ndim;
         memcpy(t->shape, w->shape, sizeof t->shape);
         char *p = strdup(w->name);
@@ -861,7 +852,9 @@ static hid_t retype(wctx_t *c, hid_t ft, const size_t *js, size_t nj, char **nam
         hid_t m = H5Tget_member_type(ft, (unsigned)i);
         names[depth] = mn[i];
         wtgt_t *t = tgt_of(c, js, nj, names, depth + 1);
-        if (t) {
+        if (t && t->rowcopy) { /* copied from the input: its own type */
+            mt[i] = H5Tcopy(m);
+        } else if (t) {
             c_type_t ty;
             na_h5t_classify(m, &ty);
             if (ty.memtype >= 0)
@@ -897,11 +890,24 @@ static hid_t retype(wctx_t *c, hid_t ft, const size_t *js, size_t nj, char **nam
     return out;
 }
 
+static int rows_copy(wctx_t *c, hid_t src, hid_t out, hid_t ty, int nd, const hsize_t *dims,
+                     const hsize_t *odims, hsize_t rows, const uint8_t *drop, const char *path);
+static int w_follow(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                    const char *path, const size_t *js, size_t nj);
+
 /* A dataset holding the cleaned tensors js[0..nj): create it in dst (or
- * copy it and overwrite its fields) and set up every tensor's target. */
+ * copy it and overwrite its fields) and set up every tensor's target.
+ * Fields that follow a --together group row by row (strings beside
+ * cleaned fields: wtgt_t.rowcopy) keep their type and get the input's
+ * kept rows here; when every tensor follows so, w_follow. */
 static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
                      const char *path, const size_t *js, size_t nj)
 {
+    size_t nrc = 0;
+    for (size_t k = 0; k < nj; k++)
+        nrc += c->tg[js[k]].rowcopy != 0;
+    if (nrc == nj)
+        return w_follow(c, g, name, dst, lcpl, path, js, nj);
     wtgt_t *t0 = &c->tg[js[0]];
     const na_wtensor_t *w0 = &c->job->t[js[0]];
     hid_t src = H5Dopen2(g, name, H5P_DEFAULT);
@@ -974,9 +980,25 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         }
         if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path, 0, 0)) < 0)
             r = -1;
+        hsize_t odims[H5S_MAX_RANK];
+        for (int d = 0; d < nd; d++)
+            odims[d] = d ? dims[d] : w0->shape[0];
+        for (size_t k = 0; r == 0 && k < nj; k++) {
+            wtgt_t *t = &c->tg[js[k]];
+            if (!t->rowcopy)
+                continue;
+            hid_t mt = na_h5c_nest_memtype(t->field, t->nf, H5Tcopy(t->leaf));
+            r = mt < 0 ? w_h5err(c, "cannot set up the copy of a field", path)
+                       : rows_copy(c, src, out, mt, nd, dims, odims, nd ? dims[0] : 1,
+                                   c->job->t[js[k]].drop, path);
+            W_CLOSE(mt);
+            t->rowcopy = 2;
+        }
     }
     for (size_t k = 0; r == 0 && k < nj; k++) {
         wtgt_t *t = &c->tg[js[k]];
+        if (t->rowcopy)
+            continue; /* copied above */
         hid_t leaf = out_type(t->leaf, c->job->t[js[k]].dtype, 0);
         t->memtype = t->nf ? na_h5c_nest_memtype(t->field, t->nf, leaf) : leaf;
         t->esize = t->memtype >= 0 ? H5Tget_size(t->memtype) : 0; /* write_range */
@@ -992,47 +1014,123 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
 
 /* ---- datasets that follow --together ----------------------------------- */
 
-/* H5Dread of input rows [a, a+n) into buf, H5Dwrite of them as output
- * rows [o, o+n): dims is the input's extent, odims the output's. Read and
- * written with the dataset's own type ty, so no value is converted;
- * variable-length data (strings) is reclaimed after the write. 0, -1 (the
- * write failed) or -2 (the read). */
-static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *dims,
-                        const hsize_t *odims, hsize_t a, hsize_t o, hsize_t n, uint8_t *buf)
+/* A dataspace of extent dims (rank nd; a scalar: nd 0) with rows
+ * [a, a+n) selected. */
+static hid_t rows_space(int nd, const hsize_t *dims, hsize_t a, hsize_t n)
 {
+    if (nd == 0)
+        return H5Screate(H5S_SCALAR);
     hsize_t start[H5S_MAX_RANK] = {0}, cnt[H5S_MAX_RANK];
     for (int d = 0; d < nd; d++)
         cnt[d] = d ? dims[d] : n;
-    /* a scalar (nd 0): one element, no selection */
-    hid_t ms = nd ? H5Screate_simple(nd, cnt, NULL) : H5Screate(H5S_SCALAR);
-    hid_t fs = nd ? H5Screate_simple(nd, dims, NULL) : H5Screate(H5S_SCALAR);
-    hid_t os = nd ? H5Screate_simple(nd, odims, NULL) : H5Screate(H5S_SCALAR);
     start[0] = a;
-    herr_t r = ms < 0 || fs < 0 || os < 0 ? -1
-               : nd ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL)
-                    : 0;
-    start[0] = o;
-    if (r >= 0 && nd)
-        r = H5Sselect_hyperslab(os, H5S_SELECT_SET, start, NULL, cnt, NULL);
-    int read = r >= 0 && H5Dread(src, ty, ms, fs, H5P_DEFAULT, buf) >= 0;
-    int vlen = H5Tdetect_class(ty, H5T_VLEN) > 0 || H5Tis_variable_str(ty) > 0;
-    if (r >= 0)
-        r = read ? H5Dwrite(dst, ty, ms, os, H5P_DEFAULT, buf) : -2;
+    hid_t sp = H5Screate_simple(nd, dims, NULL);
+    if (sp >= 0 && H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0) {
+        H5Sclose(sp);
+        sp = -1;
+    }
+    return sp;
+}
+
+/* Copy the window of input rows [a, a+n) (extent dims) to output rows
+ * from o on (extent odims): read whole into buf, the rows kept (bit clear
+ * in drop, or all with drop NULL) moved to the front of part and the
+ * others behind them, the k kept written in one H5Dwrite. One read and
+ * one write per window whatever the drops (a call per run of kept rows
+ * cost ~100 us each: 20 s for 2M vlen strings with 10 % scattered drops).
+ * Read and written with the dataset's own type ty, so no value is
+ * converted; variable-length data (strings) is reclaimed from part, which
+ * holds every row read. *k gets the rows kept. 0, -1 (the write failed)
+ * or -2 (the read). */
+static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *dims,
+                        const hsize_t *odims, hsize_t a, hsize_t n, hsize_t o,
+                        const uint8_t *drop, size_t rowb, uint8_t *buf, uint8_t *part,
+                        hsize_t *k)
+{
+    hsize_t kept = 0;
+    for (hsize_t r = a; r < a + n; r++)
+        kept += !(drop && drop[r / 8] >> (r % 8) & 1);
+    *k = kept;
+    if (kept == 0)
+        return 0; /* nothing read */
+    hsize_t wd[H5S_MAX_RANK] = {0};
+    for (int d = 0; d < nd; d++)
+        wd[d] = d ? dims[d] : n;
+    hid_t ms = rows_space(nd, wd, 0, n), fs = rows_space(nd, dims, a, n);
+    int read = ms >= 0 && fs >= 0 && H5Dread(src, ty, ms, fs, H5P_DEFAULT, buf) >= 0;
+    uint8_t *out = buf;
+    if (read && kept < n) { /* kept rows first, in order; the dropped after */
+        size_t front = 0, back = (size_t)kept;
+        for (hsize_t r = 0; r < n; r++) {
+            int gone = drop && drop[(a + r) / 8] >> ((a + r) % 8) & 1;
+            memcpy(part + (gone ? back++ : front++) * rowb, buf + r * rowb, rowb);
+        }
+        out = part;
+    }
+    hsize_t kd[H5S_MAX_RANK] = {0};
+    for (int d = 0; d < nd; d++)
+        kd[d] = d ? dims[d] : kept;
+    hid_t ks = read ? rows_space(nd, kd, 0, kept) : -1;
+    hid_t os = read ? rows_space(nd, odims, o, kept) : -1;
+    herr_t r = !read ? -2 : ks < 0 || os < 0 ? -1 : H5Dwrite(dst, ty, ks, os, H5P_DEFAULT, out);
     hid_t es = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* as write_part */
-    if (vlen && read)
-        H5Dvlen_reclaim(ty, ms, H5P_DEFAULT, buf); /* what the read allocated */
-    W_CLOSE(os, fs, ms);
+    if (read && (H5Tdetect_class(ty, H5T_VLEN) > 0 || H5Tis_variable_str(ty) > 0))
+        H5Dvlen_reclaim(ty, ms, H5P_DEFAULT, out); /* what the read allocated: n rows */
+    W_CLOSE(os, ks, fs, ms);
     if (es >= 0)
         H5Eset_current_stack(es);
     return r;
 }
 
+/* Copy the rows of input dataset src (extent dims, rank nd; rows of
+ * them, 1 for a scalar) whose bit in drop is clear (all: drop NULL) to
+ * output dataset out (extent odims), in type ty: the dataset's own, or a
+ * compound of some of its members (HDF5 matches members by name, so the
+ * other members of out are left alone). Windows of at most W_ROWS_BYTES
+ * (copy_rows); a row wider is copied alone, up to 1 GiB. 0 or -1. */
+#define W_ROWS_BYTES ((size_t)8 << 20)
+static int rows_copy(wctx_t *c, hid_t src, hid_t out, hid_t ty, int nd, const hsize_t *dims,
+                     const hsize_t *odims, hsize_t rows, const uint8_t *drop, const char *path)
+{
+    uint64_t rowb = H5Tget_size(ty); /* bytes of one row in memory */
+    for (int d = 1; d < nd; d++)
+        rowb = dims[d] && rowb > ((uint64_t)1 << 30) / dims[d] ? UINT64_MAX : rowb * dims[d];
+    if (rowb > ((uint64_t)1 << 30))
+        return w_err(c, NA_E_USAGE, "%s: its rows take more than 1 GiB each; leave it out of "
+                     "--together", path);
+    if (c->check)
+        return 0; /* no data in a check */
+    hsize_t per = rowb ? (hsize_t)(W_ROWS_BYTES / rowb) : 1;
+    per = per ? per : 1;
+    size_t wbytes = (size_t)(per * (rowb ? rowb : 1));
+    uint8_t *buf = malloc(wbytes), *part = drop ? malloc(wbytes) : NULL;
+    if (!buf || (drop && !part))
+        w_die();
+    hsize_t o = 0;
+    int r = 0;
+    for (hsize_t a = 0; r == 0 && a < rows; a += per) {
+        hsize_t n = rows - a < per ? rows - a : per, k = 0;
+        r = copy_rows(src, out, ty, nd, dims, odims, a, n, o, drop, (size_t)rowb, buf, part, &k);
+        if (r < 0)
+            r = r == -2 ? w_h5in(c, "cannot read the rows kept", path)
+                        : w_h5err(c, "cannot write the rows kept", path);
+        o += k;
+        if (r == 0 && nd && o > odims[0])
+            r = w_err(c, NA_E_INTERNAL, "%s: more rows kept than announced", path);
+    }
+    if (r == 0 && nd && o != odims[0])
+        r = w_err(c, NA_E_INTERNAL, "%s: %llu rows kept, %llu announced", path,
+                  (unsigned long long)o, (unsigned long long)odims[0]);
+    free(part);
+    free(buf);
+    return r;
+}
+
 /* Input dataset g/name re-created in dst like the input's (recreate:
- * creation properties, attributes, chunks shrunk) and its rows copied in
- * runs of at most W_ROWS_BYTES: all of them (drop NULL), or those whose
+ * creation properties, attributes, chunks shrunk) and its rows copied
+ * (rows_copy): all of them (drop NULL), or those whose
  * bit in drop is not set, which must be kept of in_rows (the input's
  * axis 0, checked). A scalar is copied whole. 0 or -1 (c->fail). */
-#define W_ROWS_BYTES ((size_t)8 << 20)
 static int rebuild(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
                    const char *path, const uint8_t *drop, uint64_t in_rows, uint64_t kept)
 {
@@ -1045,53 +1143,29 @@ static int rebuild(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
         r = w_h5in(c, "cannot read the dataset's header", path);
     if (r == 0 && drop && (nd < 1 || dims[0] != in_rows))
         r = w_err(c, NA_E_INTERNAL, "%s: its rows differ from the input's", path);
+    /* its rows are read: a filter this libhdf5 lacks (h5py's lzf) is
+     * named, as scan names it (H5Ocopy copies such chunks as stored) */
+    hid_t dcpl = r == 0 ? H5Dget_create_plist(src) : -1;
+    char why[200];
+    if (dcpl >= 0 && na_h5c_filter_missing(dcpl, why, sizeof why))
+        r = w_err(c, NA_E_UNSUPPORTED, "%s: %s; clean cannot copy its rows", path, why);
+    W_CLOSE(dcpl);
     /* A reference names an object of the input; copied row by row it
      * would not be rewritten (fix_refs rewrites whole datasets). */
     if (r == 0 && has_refs(ty))
         r = w_err(c, NA_E_USAGE, "%s: holds object references, whose rows clean cannot "
                   "select; leave it out of --together", path);
-    /* bytes of one row in memory (a row wider than W_ROWS_BYTES is
-     * copied alone, up to 1 GiB) */
-    uint64_t rowb = r == 0 ? H5Tget_size(ty) : 0, shape[NA_MAX_NDIM] = {0};
+    uint64_t shape[NA_MAX_NDIM] = {0};
     for (int d = 0; d < nd && d < NA_MAX_NDIM; d++) {
         odims[d] = d || !drop ? dims[d] : kept;
         shape[d] = odims[d];
-        if (d)
-            rowb = dims[d] && rowb > ((uint64_t)1 << 30) / dims[d] ? UINT64_MAX : rowb * dims[d];
     }
-    if (r == 0 && rowb > ((uint64_t)1 << 30))
-        r = w_err(c, NA_E_USAGE, "%s: its rows take more than 1 GiB each; leave it out of "
-                  "--together", path);
     if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, shape, path, 0, 0)) < 0)
         r = -1;
     /* rows to copy: none in an empty (H5S_NULL) dataspace */
     hsize_t rows = H5Sget_simple_extent_type(ssp) == H5S_NULL ? 0 : nd ? dims[0] : 1;
-    hsize_t per = rowb ? (hsize_t)(W_ROWS_BYTES / rowb) : 1;
-    per = per ? per : 1;
-    uint8_t *buf = r == 0 && !c->check ? malloc((size_t)(per * (rowb ? rowb : 1))) : NULL;
-    if (r == 0 && !c->check && !buf)
-        w_die();
-    hsize_t o = 0;
-    for (hsize_t a = 0; r == 0 && !c->check && a < rows;) {
-        if (drop && drop[a / 8] >> (a % 8) & 1) {
-            a++;
-            continue;
-        }
-        hsize_t b = a + 1; /* [a, b): kept rows, at most per */
-        while (b < rows && b - a < per && !(drop && drop[b / 8] >> (b % 8) & 1))
-            b++;
-        if (nd && o + (b - a) > odims[0])
-            r = w_err(c, NA_E_INTERNAL, "%s: more rows kept than announced", path);
-        else if ((r = copy_rows(src, out, ty, nd, dims, odims, a, o, b - a, buf)) < 0)
-            r = r == -2 ? w_h5in(c, "cannot read the rows kept", path)
-                        : w_h5err(c, "cannot write the rows kept", path);
-        o += b - a;
-        a = b;
-    }
-    if (r == 0 && !c->check && nd && o != odims[0])
-        r = w_err(c, NA_E_INTERNAL, "%s: %llu rows kept, %llu announced", path,
-                  (unsigned long long)o, (unsigned long long)odims[0]);
-    free(buf);
+    if (r == 0)
+        r = rows_copy(c, src, out, ty, nd, dims, odims, rows, drop, path);
     W_CLOSE(out, ty, ssp, ft, src);
     return r;
 }
@@ -1117,15 +1191,51 @@ static int needs_rebuild(hid_t g, const char *name)
     return r;
 }
 
-/* Dataset g/name of tensor j, which follows a --together group
- * (na_wtensor_t.drop): rebuilt with the rows kept. */
-static int w_rowcopy(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
-                     const char *path, size_t j)
+/* Tensors of a compound type's leaves (hdf5_child.c lists one per
+ * member, a complex member as .real and .imag). */
+static int count_leaves(hid_t ty)
 {
-    const na_wtensor_t *w = &c->job->t[j];
-    int r = rebuild(c, g, name, dst, lcpl, path, w->drop, w->in_rows, w->shape[0]);
-    if (r == 0)
-        c->tg[j].rowcopy = 2;
+    if (H5Tget_class(ty) != H5T_COMPOUND)
+        return 1;
+    if (na_h5c_is_complex(ty))
+        return 2;
+    int nm = H5Tget_nmembers(ty), n = 0;
+    for (int i = 0; i < nm; i++) {
+        hid_t m = H5Tget_member_type(ty, (unsigned)i);
+        n += m >= 0 ? count_leaves(m) : 0;
+        W_CLOSE(m);
+    }
+    return n;
+}
+
+/* Dataset g/name, all of whose tensors js[0..nj) follow a --together
+ * group row by row (na_wtensor_t.drop: strings, or every field of a
+ * compound of strings): rebuilt with the rows kept, whole records. A
+ * compound's fields must all follow, with the same rows: one left out
+ * would lose rows it was not named for. */
+static int w_follow(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                    const char *path, const size_t *js, size_t nj)
+{
+    const na_wtensor_t *w0 = &c->job->t[js[0]];
+    for (size_t k = 1; k < nj; k++) {
+        const na_wtensor_t *w = &c->job->t[js[k]];
+        if (w->in_rows != w0->in_rows || memcmp(w->drop, w0->drop, (size_t)(w0->in_rows / 8) + 1))
+            return w_err(c, NA_E_USAGE, "%s: its fields lose different samples (two --together "
+                         "groups); clean drops whole records", path);
+    }
+    if (c->tg[js[0]].nf > 0) {
+        hid_t d = H5Dopen2(g, name, H5P_DEFAULT), ft = d >= 0 ? H5Dget_type(d) : -1;
+        int leaves = ft >= 0 ? count_leaves(ft) : -1;
+        W_CLOSE(ft, d);
+        if (leaves < 0)
+            return w_h5in(c, "cannot read the dataset's type", path);
+        if ((size_t)leaves != nj)
+            return w_err(c, NA_E_USAGE, "%s: %zu of its %d fields follow --together, and clean "
+                         "drops whole records: name them all ('%s.*')", path, nj, leaves, path);
+    }
+    int r = rebuild(c, g, name, dst, lcpl, path, w0->drop, w0->in_rows, w0->shape[0]);
+    for (size_t k = 0; r == 0 && k < nj; k++)
+        c->tg[js[k]].rowcopy = 2;
     return r;
 }
 
@@ -1166,9 +1276,6 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
             H5Gclose(sg);
         return r;
     }
-    for (size_t j = 0; oi.type == H5O_TYPE_DATASET && j < c->job->n; j++)
-        if (c->tg[j].rowcopy && c->tg[j].addr == oi.addr)
-            return w_rowcopy(c, g, name, lw->dst, lcpl, path, j);
     size_t nj = 0, *js = NULL;
     for (size_t j = 0; oi.type == H5O_TYPE_DATASET && j < c->job->n; j++) {
         if (!c->tg[j].dpath || c->tg[j].addr != oi.addr)

@@ -36,6 +36,10 @@ with h5py.File("lab.h5", "w") as f:
         seq[i] = np.arange(i % 4, dtype=np.int32)
     f["short"] = np.array([b"s%d" % i for i in range(50)])
     f["scalar"] = b"one string"
+with h5py.File("lzf.h5", "w") as f:  # h5py's lzf: not in libhdf5
+    f["x"] = x
+    f.create_dataset("s", data=np.array(["s%d" % i for i in range(100)], dtype=object),
+                     dtype=h5py.string_dtype(), compression="lzf")
 with h5py.File("refs.h5", "w") as f:
     f["x"] = x
     f.create_dataset("refs", data=[f["x"].ref] * 100, dtype=h5py.ref_dtype)
@@ -89,6 +93,7 @@ expect_stdout_contains "dropped 3 samples (non-finite 0, outliers 0, together 3)
 expect_json rep.json '[[e["name"], e["status"], e.get("out_shape"), e.get("samples_dropped", {}).get("together")] for e in j["tensors"] if e["name"] in ("/ids", "/pairs", "/short", "/x")]' \
     '[["/ids", "copied", [97], 3], ["/pairs", "copied", [97, 2], 3], ["/short", "copied", null, null], ["/x", "cleaned", [97, 3], 0]]'
 expect_json rep.json '[e["samples_dropped"]["first"] for e in j["tensors"] if e["name"] == "/seq"]' '[[5, 17, 40]]'
+expect_json rep.json '[e["dtype"] for e in j["tensors"] if e["name"] in ("/ids", "/x")]' '[null, "F64"]'
 
 # Outliers too, and a glob for the group; -q still shows the followers.
 expect_exit 0 "$N" clean lab.h5 --zscore 4 --together '/[xyifup]*,/seq' --exclude /y -o outz.h5 -q
@@ -112,11 +117,64 @@ PY
 # Refused, one line each, nothing written.
 expect_exit 2 "$N" clean refs.h5 --together /x,/refs -o bad.h5
 expect_stderr_contains "refs.h5: /refs: holds object references, whose rows clean cannot select; leave it out of --together"
+expect_exit 3 "$N" clean lzf.h5 --together /x,/s -o bad.h5
+expect_stderr_contains "lzf.h5: /s: HDF5 filter 32000 (lzf) is not available in this libhdf5 (plugins are searched in HDF5_PLUGIN_PATH); clean cannot copy its rows; nothing written"
 expect_exit 2 "$N" clean lab.h5 --together /x,/scalar -o bad.h5
 expect_stderr_contains "--together: '/scalar' is not cleaned (string data), so it cannot lose samples with its partners"
 expect_exit 2 "$N" clean lab.h5 --together /x,/short -o bad.h5
 expect_stderr_contains "--together: '/short' has 50 samples and '/x' 100; grouped tensors must share the sample axis"
 [ ! -e bad.h5 ] || fail "refused run wrote output"
+
+# Compound records (tester round 8: exit 4, "/sr.a: no dataset of that
+# name"): a compound of strings follows as whole records when every field
+# is named; strings beside cleaned numeric fields keep their rows with
+# them; a field left out is refused.
+"$NA_PYTHON" - <<'PY' || fail "making compound inputs"
+import h5py
+import numpy as np
+rng = np.random.default_rng(5)
+x = rng.normal(size=(50, 2))
+x[[3, 9, 20], 0] = np.nan
+sr = np.zeros(50, dtype=[("a", "S3"), ("b", h5py.string_dtype())])
+sr["a"] = [b"a%d" % i for i in range(50)]
+sr["b"] = ["b%d" % i for i in range(50)]
+rec = np.zeros(50, dtype=[("name", h5py.string_dtype()), ("k", "<i4"), ("v", "<f8")])
+rec["name"] = ["n%d" % i for i in range(50)]
+rec["k"] = np.arange(50)
+rec["v"] = np.arange(50) * 0.5
+rec["v"][7] = np.nan
+with h5py.File("sr.h5", "w") as f:
+    f["x"] = x
+    f.create_dataset("sr", data=sr, chunks=(16,))
+with h5py.File("rec.h5", "w") as f:
+    f["x"] = x
+    f["rec"] = rec
+PY
+expect_exit 0 "$N" clean sr.h5 --together '/x,/sr*' -o sr.out.h5
+expect_stdout_contains "/sr.b: copied: string data, named by --together"
+expect_exit 2 "$N" clean sr.h5 --together /x,/sr.a -o bad.h5
+expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/sr.b' (both have 50 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
+expect_exit 2 "$N" clean sr.h5 --together /x,/sr.a -o bad.h5 --allow-misaligned
+expect_stderr_contains "sr.h5: /sr: 1 of its 2 fields follow --together, and clean drops whole records: name them all ('/sr.*'); nothing written"
+expect_exit 0 "$N" clean rec.h5 --together '/x,/rec*' --max-drop-fraction 0.2 -o rec.out.h5
+expect_stdout_contains "/rec.name: copied: string data, named by --together"
+"$NA_PYTHON" - <<'PY' || fail "compound rows"
+import h5py
+import numpy as np
+with h5py.File("sr.h5") as a, h5py.File("sr.out.h5") as b:
+    keep = np.isfinite(a["x"][()]).all(1)
+    assert b["sr"].dtype == a["sr"].dtype and b["sr"].chunks == (16,)
+    np.testing.assert_array_equal(b["sr"][()], a["sr"][()][keep])
+with h5py.File("rec.h5") as a, h5py.File("rec.out.h5") as b:
+    r = a["rec"][()]
+    keep = np.isfinite(a["x"][()]).all(1) & np.isfinite(r["v"])
+    assert keep.sum() == 46 and b["rec"].dtype == a["rec"].dtype
+    got = b["rec"][()]
+    assert list(got["name"]) == list(r["name"][keep])
+    np.testing.assert_array_equal(got["k"], r["k"][keep])
+    np.testing.assert_array_equal(got["v"], r["v"][keep])
+    np.testing.assert_array_equal(b["x"][()], a["x"][()][keep])
+PY
 
 # .npz (savez and savez_compressed): fixed-size strings, bytes, void and
 # rank-2 strings follow; other members stay byte-identical raw copies.

@@ -804,6 +804,11 @@ static int join_groups(crun_t *c)
                           e->name, co->together[c->group[i] - 1], spec);
                 return 2;
             }
+            if (!e->cleaned && !e->rowfollow && e->ndim == 0) {
+                cli_error(c->r.input, "--together: '%s' is a scalar (%s): it has no sample axis "
+                          "to lose samples from", e->name, e->reason);
+                return 2;
+            }
             if (!e->cleaned && !e->rowfollow) {
                 cli_error(c->r.input, "--together: '%s' is not cleaned (%s), so it cannot lose "
                           "samples with its partners", e->name, e->reason);

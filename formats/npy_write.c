@@ -104,25 +104,28 @@ na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap,
                           "--out-dtype)", na_dtype_name(t->dtype));
     char dict[NA_MAX_NDIM * 24 + 160];
     size_t dl = npy_dict(t, kind, dict, sizeof dict);
-    return na_npy_header_wrap(dict, dl, out, cap, len, err);
+    return na_npy_header_wrap(dict, dl, 1, out, cap, len, err);
 }
 
-na_status_t na_npy_header_wrap(const char *dict, size_t dl, uint8_t *out, size_t cap,
-                               size_t *len, na_err_t *err)
+na_status_t na_npy_header_wrap(const char *dict, size_t dl, int major, uint8_t *out,
+                               size_t cap, size_t *len, na_err_t *err)
 {
     *len = 0;
     /* numpy's _wrap_header: padding so magic + length field + header
-     * (dict, spaces, '\n') is a multiple of 64; 1.0 has a 2-byte length. */
-    size_t lenf = 2, hl = dl + 1;
+     * (dict, spaces, '\n') is a multiple of 64; 1.0 has a 2-byte length,
+     * 2.0 and 3.0 (UTF-8 text) a 4-byte one. */
+    size_t lenf = major >= 2 ? 4 : 2, hl = dl + 1;
     size_t pad = NPY_ALIGN - (NPY_MAGIC_LEN + lenf + hl) % NPY_ALIGN;
-    if (hl + pad > 65535) {
+    if (hl + pad > 65535 && lenf == 2) {
         lenf = 4;
+        major = 2;
         pad = NPY_ALIGN - (NPY_MAGIC_LEN + lenf + hl) % NPY_ALIGN;
     }
     size_t total = NPY_MAGIC_LEN + lenf + hl + pad;
     if (!dl || total > cap)
         return na_err_set(err, NA_E_INTERNAL, ".npy header too long");
-    uint8_t pre[NPY_MAGIC_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y', lenf == 2 ? 1 : 2, 0};
+    uint8_t pre[NPY_MAGIC_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y', (uint8_t)(major > 1 ? major : 1),
+                                  0};
     memcpy(out, pre, NPY_MAGIC_LEN);
     for (size_t i = 0; i < lenf; i++)
         out[NPY_MAGIC_LEN + i] = (uint8_t)((hl + pad) >> (8 * i));

@@ -206,14 +206,46 @@ static size_t member_tensors(const na_npy_header_t *h)
     return k;
 }
 
+/* The value of the 'shape' key in dict[0..n) (a .npy header's Python
+ * literal, any spacing, either quote): *open at its '(' or '[', *close at
+ * the bracket that ends it. Returns how many 'shape' keys were found (a
+ * key is a string followed by ':'; a field named 'shape' inside 'descr'
+ * is followed by ','), so 1 is the only usable answer. */
+static int shape_span(const char *dict, size_t n, const char **open, const char **close)
+{
+    int found = 0;
+    for (size_t i = 0; i + 7 <= n; i++) {
+        char q = dict[i];
+        if ((q != '\'' && q != '"') || memcmp(dict + i + 1, "shape", 5) || dict[i + 6] != q)
+            continue;
+        size_t j = i + 7;
+        while (j < n && dict[j] == ' ')
+            j++;
+        if (j >= n || dict[j] != ':')
+            continue;
+        for (j++; j < n && dict[j] == ' '; j++)
+            ;
+        if (j >= n || (dict[j] != '(' && dict[j] != '['))
+            continue;
+        const char *end = memchr(dict + j, dict[j] == '(' ? ')' : ']', n - j);
+        if (!end)
+            continue;
+        *open = dict + j;
+        *close = end;
+        found++;
+    }
+    return found;
+}
+
 /* A member whose rows follow a --together group (na_wtensor_t.drop on
  * its one tensor t[first], an array clean does not read: strings, bytes,
  * void): the kept rows are copied as they are, after the input's header
  * with axis 0 of 'shape' made the rows kept (head: the input's header,
  * parsed as h). Records of a fixed size only: an object array's rows are
  * pickles, and a Fortran-order array's rows are not contiguous
- * (NA_E_USAGE); a header numpy wrote as version 3.0 (UTF-8 names) or
- * whose 'shape' cannot be found once is NA_E_UNSUPPORTED. */
+ * (NA_E_USAGE); a header whose 'shape' key cannot be found once is
+ * NA_E_UNSUPPORTED. The version stays the input's or above (3.0: UTF-8
+ * field names). */
 static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_header_t *h,
                              const uint8_t *head, size_t first, na_err_t *err)
 {
@@ -224,19 +256,15 @@ static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_head
     if (h->fortran && h->ndim > 1)
         return na_err_set(err, NA_E_USAGE, "%s: a Fortran-order array, whose rows are not "
                           "contiguous; leave it out of --together", t->name);
-    if (h->ndim < 1 || h->shape[0] != t->in_rows || h->major > 2)
-        return na_err_set(err, h->major > 2 ? NA_E_UNSUPPORTED : NA_E_INTERNAL,
-                          "%s: %s", t->name, h->major > 2 ? "a version 3.0 .npy header: clean "
-                          "cannot select its rows" : "its rows differ from the tensor list's");
+    if (h->ndim < 1 || h->shape[0] != t->in_rows)
+        return na_err_set(err, NA_E_INTERNAL, "%s: its rows differ from the tensor list's",
+                          t->name);
     if (h->ndim >= 1 && h->shape[0] && h->data_bytes / h->shape[0] > ((uint64_t)1 << 30))
         return na_err_set(err, NA_E_USAGE, "%s: its rows take more than 1 GiB each; leave it "
                           "out of --together", t->name);
     size_t hoff = h->major == 1 ? 10 : 12, hl = (size_t)h->header_bytes - hoff;
-    const char *dict = (const char *)head + hoff, *key = "'shape': (";
-    const char *at = memmem(dict, hl, key, strlen(key));
-    size_t rest = at ? hl - (size_t)(at - dict) - strlen(key) : 0;
-    const char *close = at ? memchr(at + strlen(key), ')', rest) : NULL;
-    if (!at || !close || memmem(at + 1, hl - (size_t)(at + 1 - dict), key, strlen(key)))
+    const char *dict = (const char *)head + hoff, *at = NULL, *close = NULL;
+    if (shape_span(dict, hl, &at, &close) != 1)
         return na_err_set(err, NA_E_UNSUPPORTED, "%s: no single 'shape' in its .npy header: "
                           "clean cannot select its rows", t->name);
     char shape[NA_MAX_NDIM * 24 + 4];
@@ -246,7 +274,7 @@ static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_head
     na_npy_shape_str(out_shape, h->ndim, shape, sizeof shape);
     /* the input's dict around the new tuple; its padding (spaces, '\n')
      * is made again */
-    size_t pre = (size_t)(at - dict) + strlen(key) - 1, sl = strlen(shape);
+    size_t pre = (size_t)(at - dict), sl = strlen(shape);
     const char *tail = close + 1;
     size_t tl = hl - (size_t)(tail - dict);
     while (tl && (tail[tl - 1] == '\n' || tail[tl - 1] == ' '))
@@ -266,7 +294,8 @@ static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_head
     memcpy(d + pre, shape, sl);
     memcpy(d + pre + sl, tail, tl);
     memset(d + pre + sl + tl, ' ', dl - (pre + sl + tl));
-    na_status_t st = na_npy_header_wrap(d, dl, m->rowhead, dl + 128, &m->rowhead_len, err);
+    na_status_t st = na_npy_header_wrap(d, dl, h->major, m->rowhead, dl + 128,
+                                        &m->rowhead_len, err);
     free(d);
     m->data_at = h->header_bytes;
     m->rowb = h->ndim ? h->data_bytes / (h->shape[0] ? h->shape[0] : 1) : 0;

@@ -185,12 +185,13 @@ na_status_t na_writer_flush(na_writer_t *w, na_err_t *err);
  * (NA_NPY_WHEADER_MAX always suffices). */
 #define NA_NPY_WHEADER_MAX (NA_MAX_NDIM * 24 + 256)
 /* The .npy header around dict[0..dl) (a Python dict literal, growth
- * spaces included): magic, version 1.0 (2.0 when the header passes 64 KiB),
- * the length, dict, spaces to a multiple of 64 bytes and '\n', as
- * numpy.lib.format's _wrap_header. Into out[cap], length in *len.
- * NA_E_INTERNAL when dl is 0 or cap is short. */
-na_status_t na_npy_header_wrap(const char *dict, size_t dl, uint8_t *out, size_t cap,
-                               size_t *len, na_err_t *err);
+ * spaces included): magic, version major.0 (1, or 2 when the header passes
+ * 64 KiB; 3 for UTF-8 text, as numpy writes field names beyond latin-1),
+ * the length (2 bytes in 1.0, else 4), dict, spaces to a multiple of 64
+ * bytes and '\n', as numpy.lib.format's _wrap_header. Into out[cap],
+ * length in *len. NA_E_INTERNAL when dl is 0 or cap is short. */
+na_status_t na_npy_header_wrap(const char *dict, size_t dl, int major, uint8_t *out,
+                               size_t cap, size_t *len, na_err_t *err);
 /* 1 when a .npy header can name dtype dt (na_npy_header_build succeeds). */
 int na_npy_wdtype_ok(na_dtype_t dt);
 na_status_t na_npy_header_build(const na_wtensor_t *t, uint8_t *out, size_t cap, size_t *len,

@@ -120,7 +120,7 @@ expect_stderr_contains "refs.h5: /refs: holds object references, whose rows clea
 expect_exit 3 "$N" clean lzf.h5 --together /x,/s -o bad.h5
 expect_stderr_contains "lzf.h5: /s: HDF5 filter 32000 (lzf) is not available in this libhdf5 (plugins are searched in HDF5_PLUGIN_PATH); clean cannot copy its rows; nothing written"
 expect_exit 2 "$N" clean lab.h5 --together /x,/scalar -o bad.h5
-expect_stderr_contains "--together: '/scalar' is not cleaned (string data), so it cannot lose samples with its partners"
+expect_stderr_contains "--together: '/scalar' is a scalar (string data): it has no sample axis to lose samples from"
 expect_exit 2 "$N" clean lab.h5 --together /x,/short -o bad.h5
 expect_stderr_contains "--together: '/short' has 50 samples and '/x' 100; grouped tensors must share the sample axis"
 [ ! -e bad.h5 ] || fail "refused run wrote output"
@@ -214,6 +214,29 @@ hdr = zb.read("ids.npy")[:128]
 assert hdr[6] == 1 and (10 + int.from_bytes(hdr[8:10], "little")) % 64 == 0, hdr
 PY
 done
+# A header written without numpy's spacing (other writers) still works.
+"$NA_PYTHON" - <<'PY' || fail "making hdr.npz"
+import zipfile
+import numpy as np
+def npy(header, data):
+    h = header.encode("latin1")
+    h += b" " * (64 - (10 + len(h) + 1) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + data
+x = np.arange(40.0).reshape(20, 2)
+x[[2, 5], 0] = np.nan
+ids = np.array(["a%02d" % i for i in range(20)])
+with zipfile.ZipFile("hdr.npz", "w") as z:
+    z.writestr("x.npy", npy("{'descr':'<f8','fortran_order':False,'shape':(20,2)}", x.tobytes()))
+    z.writestr("ids.npy", npy("{'descr':'<U3','fortran_order':False,'shape':(20,)}", ids.tobytes()))
+PY
+expect_exit 0 "$N" clean hdr.npz --together x,ids -o hdr.out.npz
+"$NA_PYTHON" - <<'PY' || fail "hdr.out.npz"
+import numpy as np
+a, b = np.load("hdr.npz"), np.load("hdr.out.npz")
+keep = np.isfinite(a["x"]).all(1)
+np.testing.assert_array_equal(b["ids"], a["ids"][keep])
+assert b["ids"].shape == (18,)
+PY
 expect_exit 2 "$N" clean obj.npz --together x,o -o bad.npz
 expect_stderr_contains "obj.npz: o: an object array (pickled rows), whose rows clean cannot select; leave it out of --together; nothing written"
 expect_exit 2 "$N" clean fort.npz --together x,f -o bad.npz

@@ -51,6 +51,8 @@ typedef struct h5w_job {
     const na_wtensor_t *t;    /* the writer's tensor list */
     size_t n;
     uint64_t shm_bytes;       /* size of the shared mapping */
+    int threads;              /* the run's --threads: threads that deflate
+                               * (hdf5_wdeflate.c; POSIX threads, no OpenMP) */
 } h5w_job_t;
 
 typedef struct h5w_write {

@@ -25,6 +25,7 @@
 #include "hdf5_wproto.h"
 
 #include <errno.h>     /* errno, EINTR */
+#include <omp.h>       /* omp_get_max_threads */
 #include <poll.h>      /* poll */
 #include <signal.h>    /* kill, SIGKILL */
 #include <stdlib.h>    /* calloc, free */
@@ -283,7 +284,8 @@ static na_status_t hw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
     h->pid = -1;
     h->sock = -1;
     h->timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000.0 + 0.5) : -1;
-    h->job = (h5w_job_t){o->input, o->path, t, n, H5W_SHM};
+    /* --threads reaches us as OpenMP's count (cli/clean.c sets it) */
+    h->job = (h5w_job_t){o->input, o->path, t, n, H5W_SHM, omp_get_max_threads()};
     na_status_t st = na_writer_base_init(&h->base, fd, t, n, err);
     h->esize = calloc(n ? n : 1, sizeof *h->esize);
     h->unit = calloc(n ? n : 1, sizeof *h->unit);

@@ -591,12 +591,14 @@ static int fit_all(crun_t *c)
                 snprintf(e->reason, sizeof e->reason, "not selected");
             if (st == NA_OK && t.src.read && sel && (t.stored != t.dtype || t.part))
                 rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
-            /* Values clean does not read (strings beside the data; ragged
-             * sequences, which have no dtype), whose rows the writer can
+            /* Values clean does not read (strings beside the data; HDF5
+             * ragged sequences, which have no dtype; not a .npz object
+             * array, whose rows are pickles), whose rows the writer can
              * copy selectively: --together can name it, and it then loses
              * its partners' samples (join_groups). */
             e->rowcopy = ((st == NA_OK && !t.src.read) ||
-                          (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID)) &&
+                          (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID &&
+                           !strcmp(c->r.format, "hdf5"))) &&
                          !t.part && t.ndim >= 1 && c->samples && na_writer_rowcopy(c->r.format);
             if (e->rowcopy && together) {
                 na_status_t rs = na_clean_rows_prepare(t.name, t.ndim, t.shape, &e->ct, &err);

@@ -238,7 +238,9 @@ np.testing.assert_array_equal(b["ids"], a["ids"][keep])
 assert b["ids"].shape == (18,)
 PY
 expect_exit 2 "$N" clean obj.npz --together x,o -o bad.npz
-expect_stderr_contains "obj.npz: o: an object array (pickled rows), whose rows clean cannot select; leave it out of --together; nothing written"
+expect_stderr_contains "obj.npz: --together: 'o' is not cleaned (object array (dtype |O) holds pickled Python objects: never unpickled, not audited), so it cannot lose samples with its partners"
+expect_exit 2 "$N" clean obj.npz -o bad.npz
+expect_stderr_contains "obj.npz: dropping 3 samples from 'x' would misalign it with 'o' (both have 100 rows), which clean copies unchanged (object array (dtype |O) holds pickled Python objects: never unpickled, not audited); use --allow-misaligned if they are unrelated"
 expect_exit 2 "$N" clean fort.npz --together x,f -o bad.npz
 expect_stderr_contains "fort.npz: f: a Fortran-order array, whose rows are not contiguous; leave it out of --together; nothing written"
 [ ! -e bad.npz ] || fail "refused run wrote output"

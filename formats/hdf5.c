@@ -414,7 +414,9 @@ static na_status_t h5_read_raw(h5_input_t *h, size_t entry, uint64_t first, uint
     if (st == NA_OK) {
         na_h5i_layout_t L = {x->e.chunk_elems, x->e.elem_size,
                              x->e.par_mode == H5P_PAR_SHUFFLE_DEFLATE, x->e.elements,
-                             h->threads};
+                             h->threads, x->e.ndim, {0}, {0}};
+        memcpy(L.shape, x->e.shape, sizeof L.shape);
+        memcpy(L.chunk, x->e.chunk, sizeof L.chunk);
         st = na_h5i_assemble(h->shm, ck, nk, &L, first, count, h->win, err);
     }
     free(body);

@@ -718,24 +718,33 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
         H5Tequal(ty->memtype, d->ftype) > 0 && d->storage == d->elements * ty->esize)
         o.e.direct_offset = d->offset;
     /* Raw chunks the parent inflates on all threads: deflate (after
-     * shuffle), no conversion, and chunks that are whole rows (every dim
-     * but the first at full size), so chunk k is flat elements
-     * [k*chunk_elems, (k+1)*chunk_elems) and a window is a run of chunks. */
-    int rows = d->chunked && d->ndim > 0 && d->chunk[0] > 0;
-    uint64_t ce = rows ? d->chunk[0] : 0;
-    for (int i = 1; rows && i < d->ndim; i++) {
-        rows = d->chunk[i] == d->shape[i] && d->shape[i] > 0;
-        ce = rows && ce <= UINT64_MAX / d->shape[i] ? ce * d->shape[i] : 0;
+     * shuffle), no conversion, chunk dims known. Chunks of whole rows
+     * (every dim but the first at full size) make a window a run of
+     * chunks; any other chunk shape (h5py's (15625, 1) column chunks of a
+     * tall table, 2-D tiles, edge chunks cut by the extent) is scattered
+     * into the window's rows by the parent (hdf5_inflate.c), from the
+     * G chunks of each chunk row the window meets (c_raw). G is at most
+     * the element count, which fits in 64 bits (sp_shape). */
+    int grid = d->chunked && d->ndim > 0;
+    uint64_t ce = 1, g = 1;
+    for (int i = 0; grid && i < d->ndim; i++) {
+        grid = d->chunk[i] > 0 && d->shape[i] > 0 && ce <= UINT64_MAX / d->chunk[i];
+        ce = grid ? ce * d->chunk[i] : 0;
+        if (grid && i > 0)
+            g *= (d->shape[i] + d->chunk[i] - 1) / d->chunk[i];
     }
     /* Chunks of at least 4 KiB: a 64 MiB window then lists at most 16 Ki
-     * of them (smaller ones gain nothing from threads anyway). */
-    if (ok && rows && ce > 0 && ce <= (64u << 20) / ty->esize && ce * ty->esize >= 4096 &&
-        d->par_mode != 0 &&
+     * of them (smaller ones gain nothing from threads anyway); at most
+     * 4096 chunks per chunk row, so that a window's list stays short. */
+    if (ok && grid && ce > 0 && ce <= (64u << 20) / ty->esize && ce * ty->esize >= 4096 &&
+        g <= 4096 && d->par_mode != 0 &&
         w->depth == 0 && ty->per == 1 && ty->esize <= 8 && d->ftype >= 0 &&
         H5Tequal(ty->memtype, d->ftype) > 0) {
         o.e.par_mode = d->par_mode;
         o.e.chunk_elems = ce;
         o.e.chunk0 = d->chunk[0];
+        for (int i = 0; i < d->ndim; i++)
+            o.e.chunk[i] = d->chunk[i];
     }
     H5Eclear2(H5E_DEFAULT);
     if (ok) {
@@ -1545,19 +1554,36 @@ static void c_raw(child_t *c, const h5p_read_t *rq)
         c_fail(c, NA_E_FORMAT, "cannot open the dataset: %s", cause);
         return;
     }
-    uint64_t ce = e->chunk_elems, k0 = rq->first / ce, k1 = (rq->first + rq->count - 1) / ce;
-    size_t nk = (size_t)(k1 - k0 + 1);
-    if (nk > 65536) {
-        c_fail(c, NA_E_UNSUPPORTED, "%zu chunks in one window: use H5Dread", nk);
+    /* The chunk rows (along dim 0) that hold the window's rows, and all
+     * G chunks of each: chunk (k, j) has grid index k*G + j, j row-major
+     * over dims 1.. (hdf5_proto.h, h5p_chunk_t). */
+    uint64_t rowlen = 1, g = 1, gd[NA_MAX_NDIM];
+    for (int d = 1; d < e->ndim; d++) {
+        rowlen *= e->shape[d];
+        gd[d] = (e->shape[d] + e->chunk[d] - 1) / e->chunk[d];
+        g *= gd[d];
+    }
+    uint64_t k0 = rq->first / rowlen / e->chunk[0];
+    uint64_t k1 = (rq->first + rq->count - 1) / rowlen / e->chunk[0];
+    uint64_t nk64 = (k1 - k0 + 1) * g;
+    if (k1 - k0 + 1 > 65536 || nk64 > 65536) {
+        c_fail(c, NA_E_UNSUPPORTED, "%llu chunks in one window: use H5Dread",
+               (unsigned long long)nk64);
         return;
     }
+    size_t nk = (size_t)nk64;
     h5p_chunk_t *ck = malloc(nk * sizeof *ck);
     if (ck == NULL)
         c_die(c);
     uint64_t used = 0;
     for (size_t i = 0; i < nk; i++) {
         hsize_t off[H5S_MAX_RANK] = {0};
-        off[0] = (k0 + i) * e->chunk[0];
+        uint64_t j = i % g;
+        off[0] = (k0 + i / g) * e->chunk[0];
+        for (int d = e->ndim - 1; d >= 1; d--) {
+            off[d] = (j % gd[d]) * e->chunk[d];
+            j /= gd[d];
+        }
         hsize_t nbytes = 0;
         uint32_t mask = 0;
         if (H5Dget_chunk_storage_size(c->cur, off, &nbytes) < 0 || nbytes == 0 ||
@@ -1572,10 +1598,10 @@ static void c_raw(child_t *c, const h5p_read_t *rq)
             h5_cause(cause, sizeof cause);
             free(ck);
             c_fail(c, NA_E_FORMAT, "reading chunk %llu failed: %s",
-                   (unsigned long long)(k0 + i), cause);
+                   (unsigned long long)(k0 * g + i), cause);
             return;
         }
-        ck[i].index = k0 + i;
+        ck[i].index = k0 * g + i;
         ck[i].offset = used;
         ck[i].bytes = nbytes;
         ck[i].mask = mask;

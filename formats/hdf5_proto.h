@@ -78,8 +78,12 @@ typedef struct h5p_fill {
 /* Parallel decompression modes (entry.par_mode). */
 enum { H5P_PAR_NONE = 0, H5P_PAR_DEFLATE = 1, H5P_PAR_SHUFFLE_DEFLATE = 2 };
 
-/* One stored chunk of an H5P_RAW answer, at shm + offset. mask: the
- * filters libhdf5 skipped for it (H5Dread_chunk); nonzero = use H5Dread. */
+/* One stored chunk of an H5P_RAW answer, at shm + offset. index: its
+ * position in the chunk grid, row-major (grid extent ceil(shape[d] /
+ * chunk[d]) along dim d), so chunk rows k hold indices [k*G, (k+1)*G)
+ * with G the chunks per chunk row (1 when chunks are whole rows). mask:
+ * the filters libhdf5 skipped for it (H5Dread_chunk); nonzero = use
+ * H5Dread. */
 typedef struct h5p_chunk {
     uint64_t index, offset, bytes;
     uint32_t mask, pad;
@@ -120,8 +124,9 @@ typedef struct h5p_entry {
     uint32_t par_mode;           /* H5P_PAR_*: raw chunks inflated here */
     uint32_t packed;             /* CF packing/valid-range attributes (na_h5_packing_attr) */
     uint32_t dim_scale;          /* a dimension scale (na_h5_is_dim_scale) */
-    uint64_t chunk_elems;        /* elements per chunk (whole rows) */
+    uint64_t chunk_elems;        /* elements per stored chunk (par_mode) */
     uint64_t chunk0;             /* chunk extent along dim 0 */
+    uint64_t chunk[NA_MAX_NDIM]; /* chunk extent along each dim (par_mode) */
     uint64_t direct_offset;      /* file offset of the stream's bytes as
                                   * stored (contiguous, no conversion), or
                                   * UINT64_MAX: read through the child */

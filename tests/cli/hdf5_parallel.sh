@@ -29,7 +29,7 @@ with h5py.File(sys.argv[1], "w") as f:
                          compression="gzip", fillvalue=np.nan)
     d[0:300] = 1.0  # 3 of 10 chunks written: the window falls back to H5Dread
     f.create_dataset("cols", data=rng.standard_normal((40, 40)), chunks=(40, 8),
-                     compression="gzip")  # not whole rows: H5Dread
+                     compression="gzip")  # 2.5 KiB chunks: H5Dread
 PY
 expect_exit 1 "$NANAUDIT" scan --format json "$F"
 cp "$T/stdout" "$T/par.json"

@@ -565,11 +565,13 @@ static int fit_all(crun_t *c)
         int bool_follow = together && !fixed && t.dtype == NA_DT_BOOL;
         if ((fixed || !sel) && !follow) {
             e->fixed = fixed;
-            if (st != NA_OK && sel && t.stored != NA_DT_INVALID) {
+            if (st != NA_OK && sel && (t.stored != NA_DT_INVALID || st != NA_E_UNSUPPORTED)) {
                 /* Fail closed (DESIGN.md): a selected numeric tensor that
-                 * cannot be read (an HDF5 filter this libhdf5 lacks) is
-                 * not copied as if it had been cleaned. Object arrays
-                 * (no dtype) are copied as stored, below. */
+                 * cannot be read (an HDF5 filter this libhdf5 lacks), or
+                 * an entry whose header cannot be read at all (no dtype,
+                 * NA_E_FORMAT: scan's exit 3), is not copied as if it had
+                 * been cleaned. Object arrays and ragged sequences (no
+                 * dtype, NA_E_UNSUPPORTED) are copied as stored, below. */
                 entry_failed(e, err.msg);
                 cli_error(c->r.input, "%s; clean cannot read it, nothing written (--exclude '%s' "
                           "copies it unchanged)", err.msg, t.name ? t.name : "?");

@@ -207,8 +207,9 @@ static size_t member_tensors(const na_npy_header_t *h)
 }
 
 /* The value of the 'shape' key in dict[0..n) (a .npy header's Python
- * literal, any spacing, either quote): *open at its '(' or '[', *close at
- * the bracket that ends it. Returns how many 'shape' keys were found (a
+ * literal, any spacing: spaces, tabs or form feeds, as numpy's
+ * ast.literal_eval takes them; either quote): *open at its '(' or '[',
+ * *close at the bracket that ends it. Returns how many 'shape' keys were found (a
  * key is a string followed by ':'; a field named 'shape' inside 'descr'
  * is followed by ','), so 1 is the only usable answer. */
 static int shape_span(const char *dict, size_t n, const char **open, const char **close)
@@ -219,11 +220,11 @@ static int shape_span(const char *dict, size_t n, const char **open, const char 
         if ((q != '\'' && q != '"') || memcmp(dict + i + 1, "shape", 5) || dict[i + 6] != q)
             continue;
         size_t j = i + 7;
-        while (j < n && dict[j] == ' ')
+        while (j < n && (dict[j] == ' ' || dict[j] == '\t' || dict[j] == '\f'))
             j++;
         if (j >= n || dict[j] != ':')
             continue;
-        for (j++; j < n && dict[j] == ' '; j++)
+        for (j++; j < n && (dict[j] == ' ' || dict[j] == '\t' || dict[j] == '\f'); j++)
             ;
         if (j >= n || (dict[j] != '(' && dict[j] != '['))
             continue;

@@ -95,8 +95,9 @@ static json_t *jentry(const cli_clean_entry_t *e)
     json_object_set_new(o, "name", jstr(e->name));
     json_object_set_new(o, "status", json_string(e->status));
     json_object_set_new(o, "reason", jstr(e->reason[0] ? e->reason : NULL));
-    json_object_set_new(o, "dtype", e->dtype == NA_DT_INVALID ? json_null() /* strings */
-                                                              : json_string(na_dtype_name(e->dtype)));
+    json_object_set_new(o, "dtype", e->dtype == NA_DT_INVALID /* strings: as scan's null */
+                                        ? json_null()
+                                        : json_string(na_dtype_name(e->dtype)));
     json_object_set_new(o, "shape", jshape(e->ndim, e->shape));
     if (!e->cleaned) {
         if (e->rowfollow) { /* copied without its partners' samples */

@@ -14,6 +14,12 @@
  *  - datasets that hold no cleaned tensor, and named datatypes, are
  *    copied by H5Ocopy (layout, filters, fill value, raw chunks:
  *    byte-identical data), their attributes here (copy_whole says why);
+ *    but a variable-length dataset with a fill value of its own is
+ *    re-created and its rows copied (rebuild; needs_rebuild says why);
+ *  - a dataset (or a compound's string fields) that clean does not read
+ *    but that follows a --together group (na_wtensor_t.drop) is
+ *    re-created like a cleaned one and the kept rows copied in its own
+ *    type (rebuild, rows_copy; w_follow and w_dataset);
  *  - attributes are read and written with their own file type (strings,
  *    variable-length data, compounds as stored), in creation order where
  *    the object indexes it, else in name order;
@@ -34,9 +40,10 @@
  *    the other members (background buffer). When every cleaned field
  *    keeps all rows and its dtype, the dataset is H5Ocopy'd and the
  *    fields overwritten; when rows go or a dtype changes, every member
- *    must be a cleaned tensor with the same row count (the caller's
- *    --together made the dropped rows the same), else the write is
- *    refused (NA_E_USAGE) naming the dataset: never misaligned records;
+ *    must be a cleaned tensor or a string field following with it, with
+ *    the same row count (the caller's --together made the dropped rows
+ *    the same), else the write is refused (NA_E_USAGE) naming the
+ *    dataset: never misaligned records;
  *  - array datatypes (the tensor's trailing dimensions) are written per
  *    dataset element, a "unit" of tensor elements (READY tells the parent);
  *  - object references (dimension scales, h5py ref datasets) are given

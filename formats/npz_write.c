@@ -209,9 +209,9 @@ static size_t member_tensors(const na_npy_header_t *h)
 /* The value of the 'shape' key in dict[0..n) (a .npy header's Python
  * literal, any spacing: spaces, tabs or form feeds, as numpy's
  * ast.literal_eval takes them; either quote): *open at its '(' or '[',
- * *close at the bracket that ends it. Returns how many 'shape' keys were found (a
- * key is a string followed by ':'; a field named 'shape' inside 'descr'
- * is followed by ','), so 1 is the only usable answer. */
+ * *close at the bracket that ends it. Returns how many 'shape' keys were
+ * found (a key is a string followed by ':'; a field named 'shape' inside
+ * 'descr' is followed by ','), so 1 is the only usable answer. */
 static int shape_span(const char *dict, size_t n, const char **open, const char **close)
 {
     int found = 0;
@@ -251,7 +251,8 @@ static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_head
                              const uint8_t *head, size_t first, na_err_t *err)
 {
     const na_wtensor_t *t = &z->t[first];
-    if (h->n_fields >= 1 && h->fields[0].kind == NA_NPY_OBJECT)
+    if (h->n_fields >= 1 && h->fields[0].kind == NA_NPY_OBJECT) /* a guard: cli/clean.c
+                                                                  * offers none */
         return na_err_set(err, NA_E_USAGE, "%s: an object array (pickled rows), whose rows "
                           "clean cannot select; leave it out of --together", t->name);
     if (h->fortran && h->ndim > 1)

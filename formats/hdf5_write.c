@@ -284,8 +284,22 @@ static na_status_t hw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
     h->pid = -1;
     h->sock = -1;
     h->timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000.0 + 0.5) : -1;
-    /* --threads reaches us as OpenMP's count (cli/clean.c sets it) */
-    h->job = (h5w_job_t){o->input, o->path, t, n, H5W_SHM, omp_get_max_threads()};
+    /* --threads reaches us as OpenMP's count (cli/clean.c sets it).
+     * ThreadSanitizer kills a child of a multi-threaded process that
+     * starts threads ("starting new threads after multi-threaded fork is
+     * not supported"): its builds deflate on the child's one thread. */
+#if defined(__SANITIZE_THREAD__)
+    int wthreads = 1;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    int wthreads = 1;
+#else
+    int wthreads = omp_get_max_threads();
+#endif
+#else
+    int wthreads = omp_get_max_threads();
+#endif
+    h->job = (h5w_job_t){o->input, o->path, t, n, H5W_SHM, wthreads};
     na_status_t st = na_writer_base_init(&h->base, fd, t, n, err);
     h->esize = calloc(n ? n : 1, sizeof *h->esize);
     h->unit = calloc(n ? n : 1, sizeof *h->unit);

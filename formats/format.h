@@ -35,6 +35,15 @@
 #define NA_FORK_QUIESCE 1
 #endif
 #endif
+/* NA_TSAN: a ThreadSanitizer build, which also kills a child of a
+ * multi-threaded process that starts threads (formats/hdf5_write.c). */
+#if defined(__SANITIZE_THREAD__)
+#define NA_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NA_TSAN 1
+#endif
+#endif
 
 #ifdef __cplusplus
 extern "C" {

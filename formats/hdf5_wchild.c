@@ -271,6 +271,12 @@ static void add_fix(wctx_t *c, const char *path, const char *attr)
 }
 
 static int has_refs(hid_t ty) { return H5Tdetect_class(ty, H5T_REFERENCE) > 0; }
+/* 1 when ty holds variable-length data (strings included), which a read
+ * allocates and H5Dvlen_reclaim frees. */
+static int has_vlen(hid_t ty)
+{
+    return H5Tdetect_class(ty, H5T_VLEN) > 0 || H5Tis_variable_str(ty) > 0;
+}
 
 /* New values for the n references of type ty at p (in memory as read). */
 static void translate(wctx_t *c, hid_t ty, uint8_t *p, size_t n)
@@ -1043,6 +1049,20 @@ static hid_t rows_space(int nd, const hsize_t *dims, hsize_t a, hsize_t n)
     return sp;
 }
 
+/* Rows [0, n) of buf (input rows a..a+n, rowb bytes each) into part:
+ * the kept ones (bit clear in drop) first, in order, the dropped behind
+ * them, so part still holds every row read (for H5Dvlen_reclaim). */
+static uint8_t *partition(const uint8_t *buf, uint8_t *part, hsize_t a, hsize_t n,
+                          const uint8_t *drop, size_t rowb, hsize_t kept)
+{
+    size_t front = 0, back = (size_t)kept;
+    for (hsize_t r = 0; r < n; r++) {
+        int gone = drop && drop[(a + r) / 8] >> ((a + r) % 8) & 1;
+        memcpy(part + (gone ? back++ : front++) * rowb, buf + r * rowb, rowb);
+    }
+    return part;
+}
+
 /* rows_space with the rows r of [0, n) that have sel[r] == want selected
  * at rows base + r (or, compact, base + their rank). */
 static hid_t rows_where(int nd, const hsize_t *dims, hsize_t base, hsize_t n,
@@ -1092,14 +1112,8 @@ static herr_t copy_rows_holes(hid_t src, hid_t dst, hid_t ty, int nd, const hsiz
     hid_t ms = rows_where(nd, wd, 0, n, hole, 0, 0), fs = rows_where(nd, dims, a, n, hole, 0, 0);
     int read = ms >= 0 && fs >= 0 && H5Dread(src, ty, ms, fs, H5P_DEFAULT, buf) >= 0;
     uint8_t *out = buf;
-    if (read && kept < n) {
-        size_t front = 0, back = (size_t)kept;
-        for (hsize_t r = 0; r < n; r++) {
-            int gone = drop && drop[(a + r) / 8] >> ((a + r) % 8) & 1;
-            memcpy(part + (gone ? back++ : front++) * rowb, buf + r * rowb, rowb);
-        }
-        out = part;
-    }
+    if (read && kept < n)
+        out = partition(buf, part, a, n, drop, rowb, kept);
     hsize_t nw = 0;
     for (hsize_t i = 0; i < kept; i++)
         nw += !kh[i];
@@ -1156,7 +1170,7 @@ static int chunk_row_alloc(hid_t src, int nd, const hsize_t *dims, const hsize_t
 static hsize_t window_holes(hid_t src, hid_t ty, int nd, const hsize_t *dims, hsize_t a,
                             hsize_t n, uint8_t *hole)
 {
-    if (nd < 1 || (H5Tdetect_class(ty, H5T_VLEN) <= 0 && H5Tis_variable_str(ty) <= 0))
+    if (nd < 1 || !has_vlen(ty))
         return 0;
     hid_t dcpl = H5Dget_create_plist(src);
     hsize_t ck[H5S_MAX_RANK];
@@ -1232,14 +1246,8 @@ static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *d
     hid_t ms = rows_space(nd, wd, 0, n), fs = rows_space(nd, dims, a, n);
     int read = ms >= 0 && fs >= 0 && H5Dread(src, ty, ms, fs, H5P_DEFAULT, buf) >= 0;
     uint8_t *out = buf;
-    if (read && kept < n) { /* kept rows first, in order; the dropped after */
-        size_t front = 0, back = (size_t)kept;
-        for (hsize_t r = 0; r < n; r++) {
-            int gone = drop && drop[(a + r) / 8] >> ((a + r) % 8) & 1;
-            memcpy(part + (gone ? back++ : front++) * rowb, buf + r * rowb, rowb);
-        }
-        out = part;
-    }
+    if (read && kept < n)
+        out = partition(buf, part, a, n, drop, rowb, kept);
     hsize_t kd[H5S_MAX_RANK] = {0};
     for (int d = 0; d < nd; d++)
         kd[d] = d ? dims[d] : kept;
@@ -1247,7 +1255,7 @@ static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *d
     hid_t os = read ? rows_space(nd, odims, o, kept) : -1;
     herr_t r = !read ? -2 : ks < 0 || os < 0 ? -1 : H5Dwrite(dst, ty, ks, os, H5P_DEFAULT, out);
     hid_t es = r < 0 ? H5Eget_current_stack() : H5I_INVALID_HID; /* as write_part */
-    if (read && (H5Tdetect_class(ty, H5T_VLEN) > 0 || H5Tis_variable_str(ty) > 0))
+    if (read && has_vlen(ty))
         H5Dvlen_reclaim(ty, ms, H5P_DEFAULT, out); /* what the read allocated: n rows */
     W_CLOSE(os, ks, fs, ms);
     if (es >= 0)
@@ -1359,8 +1367,7 @@ static int needs_rebuild(hid_t g, const char *name)
     hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
     hid_t ft = d >= 0 ? H5Dget_type(d) : -1, dcpl = d >= 0 ? H5Dget_create_plist(d) : -1;
     H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
-    int vlen = ft >= 0 && (H5Tdetect_class(ft, H5T_VLEN) > 0 || H5Tis_variable_str(ft) > 0) &&
-               !has_refs(ft);
+    int vlen = ft >= 0 && has_vlen(ft) && !has_refs(ft);
     int r = vlen && dcpl >= 0 && H5Pfill_value_defined(dcpl, &fv) >= 0 &&
             fv == H5D_FILL_VALUE_USER_DEFINED;
     W_CLOSE(dcpl, ft, d);

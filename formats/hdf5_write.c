@@ -288,14 +288,8 @@ static na_status_t hw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
      * ThreadSanitizer kills a child of a multi-threaded process that
      * starts threads ("starting new threads after multi-threaded fork is
      * not supported"): its builds deflate on the child's one thread. */
-#if defined(__SANITIZE_THREAD__)
+#ifdef NA_TSAN
     int wthreads = 1;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    int wthreads = 1;
-#else
-    int wthreads = omp_get_max_threads();
-#endif
 #else
     int wthreads = omp_get_max_threads();
 #endif

@@ -206,6 +206,10 @@ static size_t member_tensors(const na_npy_header_t *h)
     return k;
 }
 
+/* Blanks between the tokens of a header's literal (spaces, tabs, form
+ * feeds, as Python's tokenizer skips them). */
+static int lit_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\f'; }
+
 /* The value of the 'shape' key in dict[0..n) (a .npy header's Python
  * literal, any spacing: spaces, tabs or form feeds, as numpy's
  * ast.literal_eval takes them; either quote): *open at its '(' or '[',
@@ -220,11 +224,11 @@ static int shape_span(const char *dict, size_t n, const char **open, const char 
         if ((q != '\'' && q != '"') || memcmp(dict + i + 1, "shape", 5) || dict[i + 6] != q)
             continue;
         size_t j = i + 7;
-        while (j < n && (dict[j] == ' ' || dict[j] == '\t' || dict[j] == '\f'))
+        while (j < n && lit_space(dict[j]))
             j++;
         if (j >= n || dict[j] != ':')
             continue;
-        for (j++; j < n && (dict[j] == ' ' || dict[j] == '\t' || dict[j] == '\f'); j++)
+        for (j++; j < n && lit_space(dict[j]); j++)
             ;
         if (j >= n || (dict[j] != '(' && dict[j] != '['))
             continue;
@@ -261,7 +265,7 @@ static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_head
     if (h->ndim < 1 || h->shape[0] != t->in_rows)
         return na_err_set(err, NA_E_INTERNAL, "%s: its rows differ from the tensor list's",
                           t->name);
-    if (h->ndim >= 1 && h->shape[0] && h->data_bytes / h->shape[0] > ((uint64_t)1 << 30))
+    if (h->shape[0] && h->data_bytes / h->shape[0] > ((uint64_t)1 << 30))
         return na_err_set(err, NA_E_USAGE, "%s: its rows take more than 1 GiB each; leave it "
                           "out of --together", t->name);
     size_t hoff = h->major == 1 ? 10 : 12, hl = (size_t)h->header_bytes - hoff;
@@ -300,7 +304,7 @@ static na_status_t plan_rows(npz_writer_t *z, npz_member_t *m, const na_npy_head
                                         &m->rowhead_len, err);
     free(d);
     m->data_at = h->header_bytes;
-    m->rowb = h->ndim ? h->data_bytes / (h->shape[0] ? h->shape[0] : 1) : 0;
+    m->rowb = h->data_bytes / (h->shape[0] ? h->shape[0] : 1);
     return st;
 }
 

@@ -100,9 +100,10 @@ void na_zip_close(na_zip_t *z); /* NULL ok */
  * torch/serialization.py, _save: "archive/data.pkl", any folder name);
  * an .npz holds "*.npy" members (numpy/lib/_npyio_impl.py, savez): no
  * members at all (np.savez()), or at least one .npy and no data.pkl (a
- * file added by hand beside them; np.load opens any zip). Anything
- * else: NA_FILE_ZIP. */
-na_kind_of_file_t na_zip_classify(const na_zip_t *z);
+ * file added by hand beside them; np.load opens any zip), or, with no
+ * data.pkl, a member of another name that starts with the .npy magic
+ * (read for it: na_npz_member_is_array). Anything else: NA_FILE_ZIP. */
+na_kind_of_file_t na_zip_classify(na_zip_t *z);
 
 /* ------------------------------------------------------------------ */
 /* views (view.c): a tensor as (offset, shape, strides) over a storage   */

@@ -22,7 +22,8 @@
  *  - pickle: \x80 (PROTO) then protocol 2..5 (CPython pickletools); a
  *    legacy torch.save file starts with the pickled magic number;
  *  - a zip is told apart by its member names (zip.c, na_zip_classify):
- *    torch.save archive (DIR/data.pkl), .npz (only *.npy) or other.
+ *    torch.save archive (DIR/data.pkl), .npz (*.npy members, or a
+ *    member with the .npy magic) or other.
  */
 #include "npt.h" /* na_zip_open, na_zip_classify */
 #include "format.h"

@@ -853,7 +853,7 @@ static int ends_with(const char *s, const char *suf)
     return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-na_kind_of_file_t na_zip_classify(const na_zip_t *z)
+na_kind_of_file_t na_zip_classify(na_zip_t *z)
 {
     size_t pkl = 0, npy = 0;
     for (size_t i = 0; i < z->n; i++) {
@@ -876,6 +876,12 @@ na_kind_of_file_t na_zip_classify(const na_zip_t *z)
      * an unrelated zip is not taken for data. */
     if (npy == z->n || (npy > 0 && pkl == 0))
         return NA_FILE_NPZ;
+    /* No member named *.npy: np.load still reads a member that starts
+     * with the .npy magic as an array (numpy/lib/npyio.py, NpzFile), so
+     * np.savez'd arrays renamed without the suffix are an .npz too. */
+    for (size_t i = 0; pkl == 0 && i < z->n; i++)
+        if (na_npz_member_is_array(z, i))
+            return NA_FILE_NPZ;
     return NA_FILE_ZIP;
 }
 

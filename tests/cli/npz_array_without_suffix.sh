@@ -30,7 +30,24 @@ for name, method in (("s.npz", zipfile.ZIP_STORED), ("d.npz", zipfile.ZIP_DEFLAT
     assert f.files == ["step", "weights", "layer/bias", "rec", "README"], f.files
     assert np.array_equal(f["weights"], w, equal_nan=True)
     assert isinstance(f["README"], bytes)
+# no member named *.npy at all: np.load still gives arrays by the magic
+with zipfile.ZipFile("n.npz", "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("weights", npy(w))
+    z.writestr("notes.txt", b"hello")
+f = np.load("n.npz")
+assert f.files == ["weights", "notes.txt"] and np.isnan(f["weights"]).sum() == 1
+# a zip of neither arrays nor data.pkl stays unsupported
+with zipfile.ZipFile("other.zip", "w") as z:
+    z.writestr("notes.txt", b"\x93NUMP")
+    z.writestr("empty", b"")
 PY
+
+expect_exit 1 "$N" scan --format json n.npz
+cp "$T/stdout" n.json
+expect_json n.json '[[t["name"], t["status"], t["nan"] if t["status"] == "ok" else None] for t in j["files"][0]["tensors"]]' \
+    '[["weights", "ok", 1], ["notes.txt", "skipped", null]]'
+expect_exit 3 "$N" scan other.zip
+expect_stderr_contains "nor a NumPy .npz (no .npy member)"
 
 for f in s.npz d.npz; do
     expect_exit 1 "$N" scan --format json "$f"

@@ -1334,6 +1334,15 @@ static int rebuild(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
     char why[200];
     if (dcpl >= 0 && na_h5c_filter_missing(dcpl, why, sizeof why))
         r = w_err(c, NA_E_UNSUPPORTED, "%s: %s; clean cannot copy its rows", path, why);
+    /* recreate refuses data in other files with "--exclude it", which
+     * does not help a dataset that follows --together: an excluded one
+     * still follows its group */
+    if (r == 0 && drop && dcpl >= 0 &&
+        (H5Pget_external_count(dcpl) > 0 || H5Pget_layout(dcpl) == H5D_VIRTUAL))
+        r = w_err(c, NA_E_USAGE, "%s: its data lives in other files (%s); clean writes only "
+                  "this file, so it cannot lose the samples of its --together group: leave "
+                  "it out of --together", path,
+                  H5Pget_layout(dcpl) == H5D_VIRTUAL ? "virtual dataset" : "external storage");
     W_CLOSE(dcpl);
     /* A reference names an object of the input; copied row by row it
      * would not be rewritten (fix_refs rewrites whole datasets). */

@@ -29,10 +29,11 @@
 
 #include <errno.h>    /* errno, ENOMEM */
 #include <jansson.h>
+#include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* isfinite, NAN */
 #include <stdint.h>   /* UINT64_MAX */
 #include <stdio.h>    /* snprintf, rename, fdopen, fflush, fclose */
-#include <stdlib.h>   /* strtod, malloc, mkstemp, realpath */
+#include <stdlib.h>   /* strtod, malloc, mkstemp */
 #include <string.h>   /* strcmp, strrchr */
 #include <sys/stat.h> /* stat, lstat, fchmod, umask */
 #include <unistd.h>   /* fsync, close, unlink */
@@ -187,14 +188,11 @@ int cli_params_save(json_t *root, const char *path)
 {
     /* A symbolic link (params.json -> params-v3.json) is written through,
      * as --report and a shell's '>' write it: the rename replaces its
-     * target, not the link itself. A dangling link keeps its name. */
-    struct stat lsb;
-    char *real = lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode) ? realpath(path, NULL) : NULL;
-    int rc = save_file(root, real ? real : path);
-    int e = errno;
-    free(real);
-    errno = e;
-    return rc;
+     * target, not the link itself; a dangling link's target is created. */
+    char real[PATH_MAX];
+    if (cli_link_target(path, real) != 0)
+        return -1;
+    return save_file(root, real);
 }
 
 /* Feature j's value of field i, NaN for null (a statistic not defined). */

@@ -118,6 +118,12 @@ void cli_progress_end(cli_progress_t *p);
 /* paths.c: 1 when paths a and b name the same file (same st_dev/st_ino
  * when both exist, else the same canonical path). */
 int cli_same_path(const char *a, const char *b);
+/* The file a write to path reaches: path with its last component's
+ * symbolic links followed, also to a target that does not exist yet
+ * (a relative target is taken from the link's folder). The folders on
+ * the way are not resolved. 0, or -1 with errno (ELOOP after 40 links;
+ * ENAMETOOLONG). out has PATH_MAX bytes. */
+int cli_link_target(const char *path, char *out);
 /* A file written besides -o (flag "--report", "--save-params"): 2 after a
  * message when it names one of inputs[n_inputs] (regular files) or the
  * -o output (NULL: none) or a directory; with `creatable`, 4 when it

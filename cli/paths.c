@@ -26,13 +26,46 @@ static void dir_of(const char *path, char *dir, size_t cap)
         snprintf(dir, cap, "%.*s", (int)(slash - path + (slash == path)), path);
 }
 
-/* Canonical spelling of path whether or not the file exists yet: its
- * realpath, else the realpath of its folder plus its last component.
- * 0 on success. */
-static int canon(const char *path, char out[PATH_MAX])
+int cli_link_target(const char *path, char *out)
 {
-    if (realpath(path, out))
+    /* at most 40 links, as Linux's path walk (path_resolution(7): ELOOP) */
+    char cur[PATH_MAX], tgt[PATH_MAX];
+    if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur)
+        return -1;
+    for (int hops = 0; hops <= 40; hops++) {
+        struct stat ls;
+        if (lstat(cur, &ls) != 0 || !S_ISLNK(ls.st_mode)) {
+            memcpy(out, cur, strlen(cur) + 1);
+            return 0;
+        }
+        ssize_t n = readlink(cur, tgt, sizeof tgt - 1);
+        if (n < 0 || n >= (ssize_t)sizeof tgt - 1)
+            return -1;
+        tgt[n] = '\0';
+        /* a relative target is relative to the link's folder */
+        char dir[PATH_MAX], next[PATH_MAX];
+        dir_of(cur, dir, sizeof dir);
+        int k = tgt[0] == '/' ? snprintf(next, sizeof next, "%s", tgt)
+                              : snprintf(next, sizeof next, "%s/%s", dir, tgt);
+        if (k < 0 || k >= (int)sizeof next)
+            return -1;
+        memcpy(cur, next, (size_t)k + 1);
+    }
+    errno = ELOOP;
+    return -1;
+}
+
+/* Canonical spelling of path whether or not the file exists yet: its
+ * realpath, else the realpath of the folder plus the last component of
+ * what its symbolic links name (a dangling link names the file a write
+ * through it would create). 0 on success. */
+static int canon(const char *path0, char out[PATH_MAX])
+{
+    if (realpath(path0, out))
         return 0;
+    char path[PATH_MAX];
+    if (cli_link_target(path0, path) != 0)
+        return -1;
     char dir[PATH_MAX], rd[PATH_MAX];
     dir_of(path, dir, sizeof dir);
     if (!realpath(dir, rd))
@@ -116,8 +149,8 @@ int cli_check_side_output(const char *path, const char *flag, const char *const 
         }
         return 0;
     }
-    char dir[PATH_MAX];
-    dir_of(path, dir, sizeof dir);
+    char dir[PATH_MAX], tgt[PATH_MAX];
+    dir_of(cli_link_target(path, tgt) == 0 ? tgt : path, dir, sizeof dir); /* a dangling link */
     if (creatable && access(dir, W_OK) != 0) {
         cli_error(path, "%s: cannot create the file in '%s': %s", flag, dir, strerror(errno));
         return 4;

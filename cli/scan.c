@@ -265,6 +265,32 @@ static void write_outputs(scan_run_t *s)
  * backend has no median, so --device cuda is refused (exit 2, before any
  * input) and auto stays on the CPU. Returns 0 or 2; *device: the mode to
  * open. */
+/* A --report may not replace a file the run audits: the arguments were
+ * checked before the walk, but a shard an index names and a file found
+ * in a directory are inputs too (the man page, --report). Files the walk
+ * lists as skipped are not: a report kept in the scanned folder
+ * (ckpt/report.json) is written again on the next run. 2 after a
+ * message, or 0. */
+static int reports_vs_walk(const cli_opts_t *o, const na_walk_t *w)
+{
+    for (size_t k = 0; k < o->n_reports; k++) {
+        struct stat sr;
+        if (stat(o->reports[k], &sr) != 0 || !S_ISREG(sr.st_mode))
+            continue; /* not there yet: no file of the walk */
+        for (size_t i = 0; i < w->n; i++) {
+            const na_walk_item_t *it = &w->items[i];
+            struct stat si;
+            if (it->skip_reason || it->error || stat(it->path, &si) != 0 ||
+                si.st_dev != sr.st_dev || si.st_ino != sr.st_ino)
+                continue;
+            cli_error(o->reports[k], "--report would overwrite an input file (%s); the input "
+                      "is never modified", it->path);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 static int settle_mad(const cli_opts_t *o, int *device)
 {
     *device = o->device;
@@ -335,6 +361,12 @@ int cli_scan(const cli_opts_t *o)
     s.so.progress_ud = &s.prog;
     na_status_t st = na_walk(o->inputs, o->n_inputs, o->open.raw_dtype != NA_DT_INVALID,
                              &s.walk, &err);
+    if (st == NA_OK && (s.exit_code = reports_vs_walk(o, &s.walk)) != 0) {
+        na_walk_free(&s.walk);
+        cli_device_close(&s.dev);
+        na_report_free(s.rep);
+        return s.exit_code;
+    }
     if (st != NA_OK) {
         cli_error(NULL, "%s", err.msg[0] ? err.msg : na_status_str(st));
         s.exit_code = cli_exit_for_status(st);

@@ -44,8 +44,16 @@ assert_eq "$(stat -c %a private.json)" "600" "mode of a replaced params file"
 expect_exit 0 "$N" clean --normalize zscore -o out/f.npy --save-params params.json in.npy
 assert_eq "$(stat -c %a v3/params.json)" "600" "mode of a params file replaced through a link"
 
-# a dangling link: the name is written (a new file), as before
+# a dangling link: its target is created, as --report and '>' do (tenth
+# fresh-user round: the link was replaced by a regular file)
 ln -s v3/missing.json dangling.json
 expect_exit 0 "$N" clean --normalize zscore -o out/d.npy --save-params dangling.json in.npy
-expect_json dangling.json 'j["kind"]' '"nanaudit-clean-params"'
+[ -L dangling.json ] || fail "dangling.json is no longer a symbolic link"
+expect_json v3/missing.json 'j["kind"]' '"nanaudit-clean-params"'
+# a dangling link to the output: refused before any work, as a link to an
+# existing output is (it would have replaced the cleaned copy)
+ln -s out/g.npy tog.json
+expect_exit 2 "$N" clean --normalize zscore -o out/g.npy --save-params tog.json in.npy
+expect_stderr_contains "--save-params would overwrite the -o output"
+[ ! -e out/g.npy ] || fail "out/g.npy written"
 pass

@@ -34,6 +34,32 @@ expect_stderr_contains "pol.yaml: --report would overwrite an input file (pol.ya
 cmp -s pol.yaml pol.orig || fail "pol.yaml changed"
 expect_exit 0 "$N" scan --policy pol.yaml --report s.json m.safetensors
 
+# (tenth fresh-user round) the inputs a walk finds are inputs too: a
+# shard an index names, a file in a scanned folder; a report kept in the
+# folder (skipped: not data) is written again
+mkdir ck
+make_st ck/s1.safetensors '{"tensors": [{"name": "a", "dtype": "F32", "shape": [2], "values": [1, 2]}]}'
+make_st ck/s2.safetensors '{"tensors": [{"name": "b", "dtype": "F32", "shape": [1], "values": [3]}]}'
+printf '{"weight_map": {"a": "s1.safetensors", "b": "s2.safetensors"}}' > ck/model.safetensors.index.json
+cp ck/s2.safetensors s2.orig
+expect_exit 2 "$N" scan ck/model.safetensors.index.json --report ck/s2.safetensors
+expect_stderr_contains "nanaudit: ck/s2.safetensors: --report would overwrite an input file (ck/s2.safetensors); the input is never modified"
+expect_exit 2 "$N" scan ck --report ck/s1.safetensors
+expect_stderr_contains "--report would overwrite an input file (ck/s1.safetensors)"
+ln -s ck/s2.safetensors s2link.json
+expect_exit 2 "$N" scan ck --report s2link.json
+cmp -s ck/s2.safetensors s2.orig || fail "the shard changed"
+expect_exit 0 "$N" scan ck --report ck/report.json
+expect_exit 0 "$N" scan ck --report ck/report.json
+expect_json ck/report.json '[f["path"] for f in j["files"]]' \
+    '["ck/model.safetensors.index.json", "ck/s1.safetensors", "ck/s2.safetensors"]'
+# clean --report through a dangling link to the output (the output is
+# not there yet): refused before any work; it replaced the cleaned copy
+ln -s o3.npy r3.json
+expect_exit 2 "$N" clean --normalize zscore test.npy -o o3.npy --report r3.json
+expect_stderr_contains "nanaudit: r3.json: --report would overwrite the -o output"
+[ ! -e o3.npy ] || fail "o3.npy written"
+
 if [ -w /dev/full ]; then
     expect_exit 4 "$N" clean --format json test.npy -o o2.npy --report /dev/full
     expect_stderr_contains "nanaudit: /dev/full: cannot write the report: No space left on device"

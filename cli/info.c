@@ -128,15 +128,21 @@ static int print_tensors(na_input_t *in)
 static int shard_check(const na_walk_t *w, const na_walk_item_t *it, na_input_t *in,
                        unsigned char *bad)
 {
-    na_err_t err = {{0}};
-    if (!it->from_index || w->indexes[it->index_id] == NULL || bad[it->index_id])
-        return 0;
-    na_status_t st = cli_shard_check(w->indexes[it->index_id], it->shard_no, in, &err);
-    if (st == NA_OK)
-        return 0;
-    bad[it->index_id] = 1;
-    cli_error(w->index_paths[it->index_id], "%s", err.msg[0] ? err.msg : na_status_str(st));
-    return cli_exit_for_status(st);
+    int rc = 0;
+    for (size_t j = 0; it->from_index && j <= it->n_more; j++) { /* every index naming it */
+        size_t k = j ? it->more[j - 1][0] : it->index_id;
+        na_err_t err = {{0}};
+        if (w->indexes[k] == NULL || bad[k])
+            continue;
+        na_status_t st = cli_shard_check(w->indexes[k], j ? it->more[j - 1][1] : it->shard_no,
+                                         in, &err);
+        if (st == NA_OK)
+            continue;
+        bad[k] = 1;
+        cli_error(w->index_paths[k], "%s", err.msg[0] ? err.msg : na_status_str(st));
+        rc = cli_exit_merge(rc, cli_exit_for_status(st));
+    }
+    return rc;
 }
 
 /* List one file; *shard_rc gets shard_check's code (0 for other files). */

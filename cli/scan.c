@@ -130,15 +130,20 @@ static size_t index_slot(scan_run_t *s, size_t k)
     return s->index_entry[k];
 }
 
-/* The opened shard against its index (cli_shard_check); a mismatch is
- * an error of the index's report entry. */
+/* The opened shard against its index (cli_shard_check), and against
+ * every other index that names the same file; a mismatch is an error of
+ * that index's report entry. */
 static void shard_check(scan_run_t *s, const na_walk_item_t *it, na_input_t *in)
 {
-    na_err_t err = {{0}};
-    na_status_t st = cli_shard_check(s->walk.indexes[it->index_id], it->shard_no, in, &err);
-    size_t slot = st == NA_OK ? SIZE_MAX : index_slot(s, it->index_id);
-    if (slot != SIZE_MAX)
-        file_error(s, slot, st, err.msg[0] ? err.msg : na_status_str(st));
+    for (size_t j = 0; j <= it->n_more; j++) {
+        size_t k = j ? it->more[j - 1][0] : it->index_id;
+        na_err_t err = {{0}};
+        na_status_t st = cli_shard_check(s->walk.indexes[k], j ? it->more[j - 1][1] : it->shard_no,
+                                         in, &err);
+        size_t slot = st == NA_OK ? SIZE_MAX : index_slot(s, k);
+        if (slot != SIZE_MAX)
+            file_error(s, slot, st, err.msg[0] ? err.msg : na_status_str(st));
+    }
 }
 
 static void scan_file(scan_run_t *s, const na_walk_item_t *it)

@@ -289,6 +289,11 @@ typedef struct na_walk_item {
     int from_index;          /* a shard listed by an index */
     size_t index_id;         /* which entry of na_walk_t.indexes, when from_index */
     size_t shard_no;         /* shard position in that index */
+    /* Other indexes of the run that name this same file (two index
+     * files over one folder): n_more pairs {index_id, shard_no}, each
+     * checked as the first; the file is audited once. */
+    size_t n_more;
+    size_t (*more)[2];
     char *skip_reason;       /* non-NULL: listed as skipped (not data) */
     char *error;             /* non-NULL: open/stat problem -> exit 3 */
 } na_walk_item_t;
@@ -312,7 +317,8 @@ typedef struct na_walk {
  *    when it failed to load: then error is set); call na_index_finish
  *    after its shards;
  *  - otherwise: na_input_open(path) and audit; when from_index, check it
- *    with na_index_check_shard(indexes[index_id], shard_no, ...).
+ *    with na_index_check_shard(indexes[index_id], shard_no, ...), and
+ *    against each pair of more[] alike.
  * A shard found in the directory before its index is the same item,
  * marked from_index when the index is read. A run whose items are all
  * skipped audited nothing: the CLI exits 3 (DESIGN.md).

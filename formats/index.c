@@ -144,6 +144,32 @@ static na_status_t parse_total(na_index_t *ix, const json_t *root, na_err_t *err
     return NA_OK;
 }
 
+/* A shard name without "." components and repeated slashes, in a new
+ * string (NULL: out of memory): "./s1.safetensors" and "s1.safetensors"
+ * name one file, which transformers opens as os.path.join(folder, name)
+ * (load_sharded_checkpoint); compared as written they were two shards
+ * that each held the other's tensors. Symbolic links are not resolved
+ * here (the walk tells files apart by st_dev and st_ino). */
+static char *norm_name(const char *p)
+{
+    char *o = malloc(strlen(p) + 1);
+    size_t n = 0;
+    for (const char *s = p; o != NULL && *s;) {
+        const char *e = strchr(s, '/');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len > 0 && !(len == 1 && s[0] == '.')) {
+            if (n > 0)
+                o[n++] = '/';
+            memcpy(o + n, s, len);
+            n += len;
+        }
+        s += len + (e != NULL);
+    }
+    if (o != NULL)
+        o[n] = '\0';
+    return o;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -154,32 +180,43 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(((const ix_entry_t *)a)->name, ((const ix_entry_t *)b)->name);
 }
 
+/* The shard of weight_map value file (normalized), NONE when absent or
+ * out of memory. */
 static size_t shard_id(const na_index_t *ix, const char *file)
 {
-    char *const *p = bsearch(&file, ix->shard_files, ix->n_shards, sizeof *ix->shard_files,
-                             cmp_str);
+    char *key = norm_name(file);
+    char *const *p = key ? bsearch(&key, ix->shard_files, ix->n_shards,
+                                   sizeof *ix->shard_files, cmp_str)
+                         : NULL;
+    free(key);
     return p ? (size_t)(p - ix->shard_files) : NONE;
 }
 
-/* Unique sorted shard list from the weight_map values. */
+/* Unique sorted shard list from the weight_map values (norm_name). */
 static na_status_t collect_shards(na_index_t *ix, const json_t *wm, na_err_t *err)
 {
     size_t n = json_object_size(wm), k = 0;
-    const char **files = malloc((n ? n : 1) * sizeof *files);
+    char **files = calloc(n ? n : 1, sizeof *files);
     if (files == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)wm, key, v) files[k++] = json_string_value(v);
-    qsort(files, n, sizeof *files, cmp_str);
-    ix->shard_files = calloc(n ? n : 1, sizeof *ix->shard_files);
-    na_status_t st = ix->shard_files ? NA_OK : NA_E_NOMEM;
-    for (size_t i = 0; st == NA_OK && i < n; i++) {
-        if (i > 0 && strcmp(files[i], files[i - 1]) == 0)
-            continue;
-        ix->shard_files[ix->n_shards] = strdup(files[i]);
-        if (ix->shard_files[ix->n_shards++] == NULL)
+    json_object_foreach((json_t *)wm, key, v) files[k++] = norm_name(json_string_value(v));
+    na_status_t st = NA_OK;
+    for (size_t i = 0; i < n; i++)
+        if (files[i] == NULL)
             st = NA_E_NOMEM;
+    if (st == NA_OK)
+        qsort(files, n, sizeof *files, cmp_str);
+    ix->shard_files = calloc(n ? n : 1, sizeof *ix->shard_files);
+    if (ix->shard_files == NULL)
+        st = NA_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (st != NA_OK ||
+            (ix->n_shards > 0 && strcmp(files[i], ix->shard_files[ix->n_shards - 1]) == 0))
+            free(files[i]);
+        else
+            ix->shard_files[ix->n_shards++] = files[i];
     }
     free(files);
     return st == NA_OK ? NA_OK : na_err_set(err, st, "out of memory");
@@ -223,6 +260,8 @@ static na_status_t build_entries(na_index_t *ix, const json_t *wm, na_err_t *err
         if (e->name == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
         e->shard = shard_id(ix, json_string_value(v));
+        if (e->shard == NONE) /* collect_shards listed every value */
+            return na_err_set(err, NA_E_NOMEM, "out of memory");
         e->seen_in = e->extra_in = NONE;
         ix->n_entries = ++k;
         ix->shard_ntensors[e->shard]++;
@@ -266,6 +305,10 @@ static na_status_t check_weight_map(const json_t *root, const json_t **wm, na_er
                               "index: shard path '%.200s' of tensor '%.120s' escapes the "
                               "index's directory (absolute or '..'; refused)",
                               json_string_value(v), key);
+        if (strspn(json_string_value(v), "./") == json_string_length(v)) /* "./": norm_name */
+            return na_err_set(err, NA_E_FORMAT,
+                              "index: weight_map entry of tensor '%.120s' is not a file name",
+                              key);
     }
     return NA_OK;
 }

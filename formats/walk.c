@@ -253,7 +253,24 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
     if (st == NA_E_NOMEM)
         return nomem(c);
     seen_entry_t *s = st == NA_OK ? seen_find(&c->files, p.dev, p.ino) : NULL;
-    if (s != NULL && !c->w->items[s->item].from_index) {
+    if (s != NULL && c->w->items[s->item].from_index) {
+        /* a shard of an earlier index too (two index files over one
+         * folder, or a link to a shard): audited once, checked against
+         * both; this path is listed as the same file */
+        it = &c->w->items[s->item];
+        size_t (*m)[2] = realloc(it->more, (it->n_more + 1) * sizeof *m);
+        if (m == NULL)
+            return nomem(c);
+        it->more = m;
+        m[it->n_more][0] = k;
+        m[it->n_more++][1] = i;
+        if (strcmp(it->path, path) == 0)
+            return NA_OK;
+        char msg[NA_ERR_LEN];
+        snprintf(msg, sizeof msg, "same file as %s (audited once)", it->path);
+        return add_noted(c, path, p.kind, 0, 0, msg) == NA_OK ? NA_OK : nomem(c);
+    }
+    if (s != NULL) {
         it = &c->w->items[s->item];
     } else {
         /* HF shards: safetensors, or torch.save files for a
@@ -448,6 +465,7 @@ void na_walk_free(na_walk_t *w)
         free(w->items[i].path);
         free(w->items[i].skip_reason);
         free(w->items[i].error);
+        free(w->items[i].more);
     }
     free(w->items);
     for (size_t k = 0; k < w->n_indexes; k++) {

@@ -471,7 +471,8 @@ static na_status_t count_scan(const crun_t *c, const na_tensor_t *t, na_result_t
 }
 
 /* A numeric tensor copied unchanged because clean cannot write its dtype
- * back (F8_*, F80, the parts of a complex tensor): its NaN and Inf go to
+ * back (F8_*, F80, the parts of a complex tensor) or does not transform
+ * (HDF5 variable-length sequences): its NaN and Inf go to
  * the output as they are, which is a finding of scan's default policy
  * (issue 4, exit 1), so the entry says how many (a warning: -q lists it).
  * Returns 0, 1, or the exit code of a read error (the entry failed). */
@@ -549,13 +550,18 @@ static int fit_all(crun_t *c)
         e->dtype = t.stored;
         e->ndim = t.ndim;
         memcpy(e->shape, t.shape, sizeof e->shape);
+        if (t.vlen) { /* the dataset's shape: its rows are what --together drops */
+            e->ndim = t.vndim;
+            memcpy(e->shape, t.vshape, sizeof e->shape);
+        }
         e->status = "copied";
         e->samples = c->samples;
         int sel = selected(&c->o->clean, c->in, i, t.name ? t.name : "");
         int together = t.name && named_together(c, i, t.name);
         /* what clean cannot transform: unreadable, not numeric, a dtype
-         * or a record/complex part it cannot write back */
-        int fixed = st != NA_OK || !t.src.read || t.stored != t.dtype || t.part;
+         * or a record/complex part it cannot write back, variable-length
+         * sequences (HDF5) */
+        int fixed = st != NA_OK || !t.src.read || t.stored != t.dtype || t.part || t.vlen;
         /* Not selected but named by --together (labels beside features:
          * --together /x,/y --exclude /y): a follower, which loses the
          * samples its partners drop and keeps its values (e->follower). */
@@ -587,23 +593,26 @@ static int fit_all(crun_t *c)
                                "transform complex numbers)");
             else if (t.stored != t.dtype)
                 snprintf(e->reason, sizeof e->reason, "%s: copied unchanged", na_dtype_name(t.stored));
+            else if (st == NA_OK && t.vlen)
+                snprintf(e->reason, sizeof e->reason, "variable-length sequences: copied unchanged "
+                         "(clean does not transform them)");
             else if (st != NA_OK || !t.src.read)
                 set_reason(e, err.msg);
             else
                 snprintf(e->reason, sizeof e->reason, "not selected");
-            if (st == NA_OK && t.src.read && sel && (t.stored != t.dtype || t.part))
+            if (st == NA_OK && t.src.read && sel && (t.stored != t.dtype || t.part || t.vlen))
                 rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             /* Values clean does not read (strings beside the data; HDF5
              * ragged sequences, which have no dtype; not a .npz object
              * array, whose rows are pickles), whose rows the writer can
              * copy selectively: --together can name it, and it then loses
              * its partners' samples (join_groups). */
-            e->rowcopy = ((st == NA_OK && !t.src.read) ||
+            e->rowcopy = ((st == NA_OK && (!t.src.read || t.vlen)) ||
                           (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID &&
                            !strcmp(c->r.format, "hdf5"))) &&
-                         !t.part && t.ndim >= 1 && c->samples && na_writer_rowcopy(c->r.format);
+                         !t.part && e->ndim >= 1 && c->samples && na_writer_rowcopy(c->r.format);
             if (e->rowcopy && together) {
-                na_status_t rs = na_clean_rows_prepare(t.name, t.ndim, t.shape, &e->ct, &err);
+                na_status_t rs = na_clean_rows_prepare(t.name, e->ndim, e->shape, &e->ct, &err);
                 if (rs != NA_OK) {
                     entry_failed(e, err.msg);
                     cli_error(c->r.input, "%s", err.msg);
@@ -1179,6 +1188,7 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
                           na_err_t *err)
 {
     na_open_opts_t oo = c->o->open;
+    oo.no_measure = 1; /* variable-length sequences are copied, never cleaned */
     if (!strcmp(c->r.format, "raw")) {
         oo.raw_dtype = wt[0].dtype;
         oo.raw_endian = c->o->open.raw_endian; /* copied bytes and big_out alike */
@@ -1217,8 +1227,10 @@ static na_status_t verify(crun_t *c, const na_wtensor_t *wt, const size_t *src, 
         }
         if (st != NA_OK)
             break;
-        if (t.stored != wt[j].dtype || t.ndim != wt[j].ndim ||
-            memcmp(t.shape, wt[j].shape, sizeof(uint64_t) * (size_t)t.ndim)) {
+        int nd = t.vlen ? t.vndim : t.ndim; /* a dataset's shape, as fit_all's */
+        const uint64_t *sh = t.vlen ? t.vshape : t.shape;
+        if (t.stored != wt[j].dtype || nd != wt[j].ndim ||
+            memcmp(sh, wt[j].shape, sizeof(uint64_t) * (size_t)nd)) {
             st = na_err_set(err, NA_E_WRITE, "verification: tensor '%s' has another dtype or shape",
                             wt[j].name);
             break;

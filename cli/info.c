@@ -8,6 +8,10 @@
  *     tensor  dtype  shape  bytes
  *     w       F32    [2,2]     16
  *
+ * A dataset of variable-length sequences (na_tensor_t.vlen) shows its
+ * own shape and "variable-length, N sequences" for its bytes: their
+ * values are counted only by reading them (scan does).
+ *
  * Names and metadata go through na_escape_text like every other string
  * from a file. Exit code: 0, or 3 when an input cannot be opened or an
  * index (model.safetensors.index.json) disagrees with its shards, the
@@ -39,11 +43,14 @@ static size_t cols(const char *s)
     return w;
 }
 
+/* The tensor's shape; a variable-length dataset's own (sequences). */
 static void shape_str(char *b, size_t cap, const na_tensor_t *t)
 {
+    int nd = t->vlen ? t->vndim : t->ndim;
+    const uint64_t *sh = t->vlen ? t->vshape : t->shape;
     size_t n = (size_t)snprintf(b, cap, "[");
-    for (int d = 0; d < t->ndim && n < cap; d++)
-        n += (size_t)snprintf(b + n, cap - n, "%s%" PRIu64, d ? "," : "", t->shape[d]);
+    for (int d = 0; d < nd && n < cap; d++)
+        n += (size_t)snprintf(b + n, cap - n, "%s%" PRIu64, d ? "," : "", sh[d]);
     if (n < cap)
         snprintf(b + n, cap - n, "]");
 }
@@ -104,8 +111,13 @@ static int print_tensors(na_input_t *in)
             } else {
                 fputs("  ", stdout);
                 pad(name, wn);
-                printf("  %-*s  %-*s  %" PRIu64 "%s\n", (int)wd, dt, (int)ws, shape,
-                       na_input_tensor_bytes(in, i),
+                char bytes[64];
+                if (st == NA_OK && t.vlen)
+                    snprintf(bytes, sizeof bytes, "variable-length, %" PRIu64 " sequence%s",
+                             t.sequences, t.sequences == 1 ? "" : "s");
+                else
+                    snprintf(bytes, sizeof bytes, "%" PRIu64, na_input_tensor_bytes(in, i));
+                printf("  %-*s  %-*s  %s%s\n", (int)wd, dt, (int)ws, shape, bytes,
                        st != NA_OK ? "  (not auditable)"
                                    : t.src.read == NULL ? "  (skipped: not numeric)" : "");
                 /* HDF5: layout, chunks, filters, fill value */
@@ -152,7 +164,9 @@ static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opt
     const char *path = it->path;
     na_input_t *in = NULL;
     na_err_t err = {{0}};
-    na_status_t st = na_input_open(path, &o->open, &in, &err);
+    na_open_opts_t oo = o->open;
+    oo.no_measure = 1; /* no data is read */
+    na_status_t st = na_input_open(path, &oo, &in, &err);
     if (st != NA_OK) {
         cli_error(path, "%s", err.msg[0] ? err.msg : na_status_str(st));
         return cli_exit_for_status(st);

@@ -12,6 +12,7 @@
 #include "cli.h"
 
 #include <errno.h>    /* errno */
+#include <inttypes.h> /* PRIu64 */
 #include <stdlib.h>   /* malloc, free */
 #include <string.h>   /* strcmp, strerror, strlen */
 #include <sys/stat.h> /* stat */
@@ -58,6 +59,23 @@ static void unopened(scan_run_t *s, const char *path, const char *format,
     file_error(s, s->rep->n_files - 1, st, msg);
 }
 
+/* A dataset of variable-length sequences (na_tensor_t.vlen) is reported
+ * with the 1-D shape of their concatenation; this note, in the text and
+ * the JSON "notes", says so (JSON also has "variable_length"). */
+static na_status_t vlen_note(na_file_report_t *f, const na_tensor_t *t)
+{
+    size_t cap = strlen(t->name) + 160;
+    char *note = malloc(cap);
+    if (!note)
+        return NA_E_NOMEM;
+    snprintf(note, cap, "%s: variable-length: %" PRIu64 " sequence%s, %" PRIu64
+             " value%s, audited as their concatenation", t->name, t->sequences,
+             t->sequences == 1 ? "" : "s", t->elements, t->elements == 1 ? "" : "s");
+    na_status_t st = na_file_report_add_note(f, note);
+    free(note);
+    return st;
+}
+
 /* Scan entry i of `in` into file slot `slot`. */
 static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
 {
@@ -94,6 +112,8 @@ static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
                 if (fnd[k].fails)
                     s->exit_code = cli_exit_merge(s->exit_code, 1);
             st = na_tensor_report_set_result(e, &res, fnd, n);
+            if (st == NA_OK && t.vlen)
+                st = vlen_note(f, &t);
         }
         na_result_free(&res);
     }

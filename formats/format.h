@@ -95,6 +95,9 @@ typedef struct na_open_opts {
     /* HDF5: also audit numeric attributes, as OBJECT_PATH@NAME
      * (--attributes); 0 = datasets only. */
     int attributes;
+    /* HDF5: do not measure variable-length datasets (na_tensor_t.vlen),
+     * which reads every sequence; info, which reads no data, sets it. */
+    int no_measure;
 } na_open_opts_t;
 enum { NA_MISSING_AUTO = 0, NA_MISSING_NONE = 1 };
 #define NA_RAW_TO_EOF UINT64_MAX

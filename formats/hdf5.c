@@ -16,6 +16,11 @@
  *   "libhdf5 cannot open the file: <innermost cause on the HDF5 stack>"
  * A crash while a tensor is read makes that tensor and the ones after
  * it errors; the tensors before keep their results.
+ *
+ * A dataset of variable-length numeric sequences is one tensor, the
+ * concatenation of its sequences (na_tensor_t.vlen): measured by the
+ * child when the tensor is first asked for (H5P_VLEN, one pass over the
+ * data), its windows are value ranges of the concatenation.
  */
 #include "format.h"
 #include "hdf5_inflate.h"
@@ -48,6 +53,8 @@ typedef struct h5_entry {
     size_t n_alias;      /* other hard-link paths (na_hdf5_aliases) */
     char **alias;
     uint64_t more_alias; /* met beyond NA_HDF5_MAX_ALIASES, not kept */
+    int measured;        /* e.vlen: values is known */
+    uint64_t values;     /* e.vlen: values of all its sequences */
 } h5_entry_t;
 
 typedef struct h5_input h5_input_t;
@@ -76,6 +83,7 @@ struct h5_input {
     int timeout_ms;     /* per answer; -1 = none */
     int use_missing;
     int attributes; /* --attributes */
+    int no_measure;     /* na_open_opts_t.no_measure (info) */
     char *dead;         /* set once the child is gone: the message */
     na_status_t dead_st;
     size_t n, cap;      /* tensor-like entries (not notes) */
@@ -443,7 +451,7 @@ static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t
 {
     h5_input_t *h = s->h;
     const h5_entry_t *x = &h->ents[s->entry];
-    uint64_t es = x->e.elem_size;
+    uint64_t es = x->e.elem_size, total = x->e.vlen ? x->values : x->e.elements;
     *ptr = NULL;
     if (h->dead != NULL)
         return na_err_set(err, h->dead_st, "%s", h->dead);
@@ -453,8 +461,8 @@ static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t
         return na_err_set(err, NA_E_UNSUPPORTED, "a read of %zu bytes (one row or more) is "
                           "larger than the HDF5 reader's window (%llu bytes)", len,
                           (unsigned long long)h->shm_bytes);
-    if (es == 0 || off % es != 0 || len % es != 0 ||
-        off / es > x->e.elements || len / es > x->e.elements - off / es)
+    if (es == 0 || off % es != 0 || len % es != 0 || (x->e.vlen && !x->measured) ||
+        off / es > total || len / es > total - off / es)
         return na_err_set(err, NA_E_INTERNAL, "bad HDF5 window [%llu, +%zu)",
                           (unsigned long long)off, len);
     if (len == 0) {
@@ -574,6 +582,51 @@ static na_status_t h5_fill(void *ctx, uint64_t off, uint64_t len, uint64_t *skip
 
 static size_t h5_count(const na_input_t *in) { return ((const h5_input_t *)in)->n; }
 
+/* A variable-length entry's values, asked from the child once
+ * (H5P_VLEN: one read of every sequence). */
+static na_status_t h5_measure(h5_input_t *h, size_t i, na_err_t *err)
+{
+    h5_entry_t *x = &h->ents[i];
+    if (x->measured)
+        return NA_OK;
+    char *body = NULL;
+    uint64_t blen = 0;
+    na_status_t st = h5_request(h, H5P_VLEN, i, 0, 0, &body, &blen, err);
+    if (st == NA_OK && blen != sizeof x->values)
+        st = na_err_set(err, NA_E_INTERNAL, "bad measure answer from the HDF5 reader");
+    if (st == NA_OK) {
+        memcpy(&x->values, body, sizeof x->values);
+        x->measured = 1;
+    }
+    free(body);
+    return st;
+}
+
+/* The tensor of a variable-length entry: the concatenation of its
+ * sequences, 1-D, measured unless h->no_measure; the dataset's shape in
+ * vshape. */
+static na_status_t h5_vlen_tensor(h5_input_t *h, size_t i, na_tensor_t *t, na_err_t *err)
+{
+    h5_entry_t *x = &h->ents[i];
+    t->vlen = 1;
+    t->sequences = x->e.elements;
+    t->vndim = x->e.ndim;
+    memcpy(t->vshape, x->e.shape, sizeof t->vshape);
+    t->ndim = 1;
+    memset(t->shape, 0, sizeof t->shape);
+    t->elements = 0;
+    t->src.fill = NULL;
+    t->constant = 0;
+    if (h->no_measure)
+        return NA_OK;
+    na_err_t e = {{0}};
+    na_status_t st = h5_measure(h, i, &e);
+    if (st != NA_OK)
+        return na_err_set(err, st, "%s: %s", x->name, e.msg);
+    t->shape[0] = t->elements = x->values;
+    return NA_OK;
+}
+
 static na_status_t h5_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t *err)
 {
     h5_input_t *h = (h5_input_t *)in;
@@ -610,6 +663,8 @@ static na_status_t h5_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t 
     }
     if (h->dead != NULL)
         return na_err_set(err, h->dead_st, "%s: %s", x->name, h->dead);
+    if (x->e.vlen)
+        return h5_vlen_tensor(h, i, t, err);
     return NA_OK;
 }
 
@@ -623,6 +678,8 @@ static void h5_meta(const na_input_t *in, size_t i, const char **k, const char *
 static uint64_t h5_tensor_bytes(const na_input_t *in, size_t i)
 {
     const h5_entry_t *x = &((const h5_input_t *)in)->ents[i];
+    if (x->e.vlen) /* the values' bytes once measured (info does not) */
+        return x->measured ? x->values * x->e.elem_size : 0;
     return x->e.kind == H5P_K_TENSOR ? x->e.elements * x->e.elem_size : 0;
 }
 
@@ -738,6 +795,7 @@ static na_status_t h5_open(const char *path, int fd, const na_open_opts_t *o, na
     h->timeout_ms = o->hdf5_timeout > 0 ? (int)(o->hdf5_timeout * 1000.0 + 0.5) : -1;
     h->use_missing = o->missing_mode != NA_MISSING_NONE;
     h->attributes = o->attributes;
+    h->no_measure = o->no_measure;
     h->threads = o->threads;
     /* Benchmarks and the identity test compare with libhdf5's own path. */
     h->serial = getenv("NANAUDIT_HDF5_SERIAL") != NULL;

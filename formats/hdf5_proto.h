@@ -22,6 +22,9 @@
  *   parent -> child : READ {entry, first element, count}
  *   child  -> parent: DATA (count * elem_size bytes now in the mapping)
  *                     or FAIL (payload = one-line message)
+ * A variable-length entry (h5p_entry_t.vlen) is first measured (H5P_VLEN);
+ * its READs then count values of the concatenated sequences, not dataset
+ * elements, and may start or end inside a sequence.
  *   parent -> child : QUIT, or closes the socket.
  */
 #ifndef NA_HDF5_PROTO_H
@@ -44,9 +47,13 @@ enum h5p_type {
     H5P_FILL = 8, /* READ {entry, 0, 0}: where the stream is fill value;
                    * DATA payload = h5p_fill_t, uint64_t[n_spans][2],
                    * elem_size bytes of the fill element */
-    H5P_ALIAS = 9 /* child -> parent, after the ENTRYs, before DONE:
-                   * payload = h5p_alias_t + another hard-link path of an
-                   * object; takes no catalog index */
+    H5P_ALIAS = 9, /* child -> parent, after the ENTRYs, before DONE:
+                    * payload = h5p_alias_t + another hard-link path of an
+                    * object; takes no catalog index */
+    H5P_VLEN = 10  /* READ {entry, 0, 0} of a variable-length entry: the
+                    * child measures its sequences (a prefix sum of their
+                    * lengths, kept for the READs that follow); DATA
+                    * payload = uint64_t: the values of all sequences */
 };
 
 /* An object (dataset or group) met again through another hard link
@@ -130,6 +137,11 @@ typedef struct h5p_entry {
     uint64_t direct_offset;      /* file offset of the stream's bytes as
                                   * stored (contiguous, no conversion), or
                                   * UINT64_MAX: read through the child */
+    uint32_t vlen;               /* variable-length sequences of dtype:
+                                  * elements and shape are the dataset's
+                                  * (sequences), the values are measured
+                                  * by H5P_VLEN */
+    uint32_t pad2;
 } h5p_entry_t;
 
 typedef struct h5p_read {

@@ -19,8 +19,13 @@
  *  - h5py's bool (an enum of a 1-byte integer with exactly FALSE = 0 and
  *    TRUE = 1: h5py/_hl/base.py and h5t.pyx, "bool" as an HDF5 enum) is
  *    BOOL, as numpy's bool in an .npy; other enums are skipped;
- *  - strings, references, opaque, bitfield, time, enum: skipped;
- *    variable-length numeric data: error (not supported, fail closed).
+ *  - variable-length sequences (H5T_VLEN, h5py's vlen_dtype) of a type
+ *    these rules make a number are audited as the concatenation of the
+ *    sequences (hdf5_child.c), the base type classified as above (byte
+ *    order, F16, packed integers alike); sequences of arrays, compounds
+ *    or sequences: error when they hold numbers (fail closed), else
+ *    skipped, as are sequences of anything else that is not a number;
+ *  - strings, references, opaque, bitfield, time, enum: skipped.
  */
 #include "hdf5_types.h"
 
@@ -213,6 +218,53 @@ static int h5py_bool(hid_t ft)
     return ok;
 }
 
+/* Sequences of a variable length (H5T_VLEN; h5py.vlen_dtype(np.float32)):
+ * of a number type, the base's classification with a memory type that
+ * is the sequence of the base's (libhdf5 converts each sequence as it
+ * would the base: HDF5 User's Guide, "Variable-length Datatypes"). The
+ * reader audits the concatenation of the sequences (hdf5_child.c). Of
+ * arrays, compounds or sequences: not supported, an error when any
+ * number lies inside (H5Tdetect_class looks through members and bases),
+ * else skipped. */
+static void vlen_type(hid_t ft, c_type_t *r)
+{
+    hid_t base = H5Tget_super(ft);
+    H5T_class_t bc = base >= 0 ? H5Tget_class(base) : H5T_NO_CLASS;
+    if (bc == H5T_ARRAY || bc == H5T_COMPOUND || bc == H5T_VLEN || bc == H5T_NO_CLASS) {
+        int num = bc == H5T_NO_CLASS || H5Tdetect_class(base, H5T_INTEGER) > 0 ||
+                  H5Tdetect_class(base, H5T_FLOAT) > 0;
+        r->kind = num ? H5P_K_ERROR : H5P_K_SKIP;
+        snprintf(r->reason, sizeof r->reason, "%s",
+                 !num ? "variable-length non-numeric data"
+                 : bc == H5T_NO_CLASS ? "variable-length type cannot be read"
+                 : bc == H5T_ARRAY ? "variable-length sequences of arrays are not supported"
+                 : bc == H5T_COMPOUND
+                     ? "variable-length sequences of compound elements are not supported"
+                     : "variable-length sequences of variable-length sequences are not "
+                       "supported");
+    } else {
+        c_type_t b;
+        na_h5t_classify(base, &b);
+        *r = b;
+        if (b.kind == H5P_K_TENSOR) {
+            r->memtype = H5Tvlen_create(b.memtype);
+            H5Tclose(b.memtype);
+            r->vlen = 1;
+            if (r->memtype < 0) {
+                r->kind = H5P_K_ERROR;
+                snprintf(r->reason, sizeof r->reason,
+                         "variable-length type: no memory type for its sequences");
+            }
+        } else if (b.kind == H5P_K_SKIP) {
+            snprintf(r->reason, sizeof r->reason, "variable-length non-numeric data (%.200s)",
+                     b.reason);
+        }
+    }
+    if (base >= 0)
+        H5Tclose(base);
+    H5Eclear2(H5E_DEFAULT);
+}
+
 /* Classify a non-compound type. */
 static void leaf_type0(hid_t ft, c_type_t *r)
 {
@@ -233,21 +285,7 @@ static void leaf_type0(hid_t ft, c_type_t *r)
     case H5T_BITFIELD: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "bitfield data"); return;
     case H5T_TIME: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "time data"); return;
     case H5T_ENUM: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "enum data (named values)"); return;
-    case H5T_VLEN: {
-        hid_t base = H5Tget_super(ft);
-        H5T_class_t bc = base >= 0 ? H5Tget_class(base) : H5T_NO_CLASS;
-        if (base >= 0)
-            H5Tclose(base);
-        if (bc == H5T_INTEGER || bc == H5T_FLOAT) {
-            r->kind = H5P_K_ERROR;
-            snprintf(r->reason, sizeof r->reason,
-                     "variable-length numeric data is not supported");
-        } else {
-            r->kind = H5P_K_SKIP;
-            snprintf(r->reason, sizeof r->reason, "variable-length non-numeric data");
-        }
-        return;
-    }
+    case H5T_VLEN: vlen_type(ft, r); return;
     case H5T_ARRAY: array_type(ft, r); return;
     default:
         r->kind = H5P_K_ERROR;

@@ -21,6 +21,8 @@ typedef struct c_type {
     uint64_t per;      /* scalars per element (array types), else 1 */
     int adims;         /* array dims appended to the shape */
     uint64_t adim[NA_MAX_NDIM];
+    int vlen;          /* 1: variable-length sequences of dtype; memtype is
+                        * the sequence of the base's memory type */
     char reason[300];
 } c_type_t;
 

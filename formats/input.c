@@ -26,6 +26,7 @@ void na_open_opts_init(na_open_opts_t *o)
     o->hdf5_timeout = 60.0;
     o->missing_mode = NA_MISSING_AUTO;
     o->threads = 0;
+    o->no_measure = 0;
 }
 
 na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t **out,

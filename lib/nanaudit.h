@@ -225,6 +225,18 @@ typedef struct na_tensor {
      * array unchanged. 0 elsewhere (HDF5 compound members are written
      * back field by field). */
     int part;
+    /* 1: HDF5 variable-length numeric data (h5py.vlen_dtype, formats/hdf5.c):
+     * the tensor is the concatenation of the dataset's sequences in
+     * row-major order of its elements (numpy: np.concatenate of
+     * d[...].ravel()), so ndim is 1, shape[0] = elements = the values of
+     * all sequences, and locations index the concatenation. sequences:
+     * the dataset's element count; vndim, vshape: its shape. Opened with
+     * na_open_opts_t.no_measure (info) the values are not counted:
+     * elements and shape[0] are then 0. 0 and unused elsewhere. */
+    int vlen;
+    uint64_t sequences;
+    int vndim;
+    uint64_t vshape[NA_MAX_NDIM];
 } na_tensor_t;
 
 #define NA_PART_FIELD 1
@@ -557,6 +569,10 @@ typedef struct na_tensor_report {
     na_finding_t *findings;
     int report_missing;    /* from na_tensor_t: JSON "missing", "unallocated_chunks" */
     int64_t unallocated_chunks;
+    int vlen;              /* from na_tensor_t: JSON "variable_length" */
+    uint64_t sequences;
+    int vndim;
+    uint64_t vshape[NA_MAX_NDIM];
 } na_tensor_report_t;
 
 typedef struct na_file_report {

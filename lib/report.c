@@ -149,6 +149,10 @@ na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *n
         e->elements = t->elements;
         e->report_missing = t->report_missing;
         e->unallocated_chunks = t->unallocated_chunks;
+        e->vlen = t->vlen;
+        e->sequences = t->sequences;
+        e->vndim = t->vndim < 0 ? 0 : (t->vndim > NA_MAX_NDIM ? NA_MAX_NDIM : t->vndim);
+        memcpy(e->vshape, t->vshape, (size_t)e->vndim * sizeof e->vshape[0]);
     }
     f->n_tensors++;
     return e;

@@ -167,6 +167,20 @@ static json_t *tensor(const na_tensor_report_t *e, int *oom)
             e->unallocated_chunks >= 0 ? juint((uint64_t)e->unallocated_chunks) : json_null(),
             oom);
     }
+    if (e->vlen) { /* HDF5 variable-length data (docs/json-schema.md) */
+        json_t *v = json_object(), *vs = json_array();
+        if (!v || !vs) {
+            json_decref(v);
+            json_decref(vs);
+            *oom = 1;
+        } else {
+            put(v, "sequences", juint(e->sequences), oom);
+            for (int d = 0; d < e->vndim; d++)
+                append(vs, juint(e->vshape[d]), oom);
+            put(v, "shape", vs, oom);
+            put(o, "variable_length", v, oom);
+        }
+    }
     put(o, "outliers", outliers(e, oom), oom);
     put(o, "nan_locations",
         e->scanned ? locations(e->res.nan_locs, e->res.n_nan_locs, e, oom) : json_null(), oom);

@@ -350,6 +350,26 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
         }
         json_t *pt = json_object_get(e, "passthrough");
         int bad = !json_is_array(pt) || json_array_size(pt) != nf;
+        for (size_t j = 0; !bad && j < nf; j++) /* a 1 read as false was a silent change */
+            bad = !json_is_boolean(json_array_get(pt, j));
+        if (bad) {
+            snprintf(why, cap, "tensor '%s': \"passthrough\" must be %zu booleans", name, nf);
+            json_decref(root);
+            return NULL;
+        }
+        const char *key;
+        json_t *kv;
+        json_object_foreach(e, key, kv) { /* what cli_params_add writes, nothing else */
+            int known = !strcmp(key, "features") || !strcmp(key, "feature_shape") ||
+                        !strcmp(key, "passthrough");
+            for (int i = 0; !known && i < NFIELDS; i++)
+                known = !strcmp(key, fields[i]);
+            if (!known) {
+                snprintf(why, cap, "tensor '%s': unknown key \"%s\"", name, key);
+                json_decref(root);
+                return NULL;
+            }
+        }
         for (int i = 0; !bad && i < NFIELDS; i++) {
             json_t *a = json_object_get(e, fields[i]);
             bad = !json_is_array(a) || json_array_size(a) != nf;
@@ -360,10 +380,6 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
             if (bad)
                 snprintf(why, cap, "tensor '%s': \"%s\" must be %zu numbers or nulls", name,
                          fields[i], nf);
-        }
-        if (bad) {
-            if (!json_is_array(pt) || json_array_size(pt) != nf)
-                snprintf(why, cap, "tensor '%s': \"passthrough\" must be %zu booleans", name, nf);
         }
         if (bad || check_values(name, e, nf, why, cap)) {
             json_decref(root);

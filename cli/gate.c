@@ -12,6 +12,8 @@
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* strchr, strcmp, strerror */
 #include <strings.h> /* strcasecmp */
+#include <sys/stat.h> /* fstat, S_ISREG */
+#include <unistd.h> /* unlink */
 
 /* Whole-string finite number. */
 static int parse_num(const char *s, size_t len, double *v)
@@ -259,10 +261,16 @@ int cli_gate_write_reports(const cli_opts_t *o, na_report_t *r, int exit_code)
             default: st = na_report_write_json(r, fp);
             }
         }
+        struct stat sf;
+        int reg = fp && fstat(fileno(fp), &sf) == 0 && S_ISREG(sf.st_mode);
         int e = fp ? (st == NA_OK && fclose(fp) == 0 ? 0 : errno) : errno;
         if (fp && st != NA_OK)
             fclose(fp);
         if (st != NA_OK || e) {
+            /* a half-written report is not left to be parsed (a CI step
+             * uploads it), as clean removes its own (clean.c) */
+            if (reg)
+                unlink(path);
             cli_error(path, "cannot write report: %s", e ? strerror(e) : na_status_str(st));
             rc = cli_exit_merge(rc, 4); /* NA_E_WRITE and NA_E_NOMEM are both exit 4 */
         }

@@ -12,6 +12,7 @@
 #include "cli.h"
 
 #include <errno.h>    /* errno */
+#include <signal.h>   /* signal, SIGXFSZ */
 #include <inttypes.h> /* PRIu64 */
 #include <stdlib.h>   /* malloc, free */
 #include <string.h>   /* strcmp, strerror, strlen */
@@ -339,6 +340,9 @@ int cli_scan(const cli_opts_t *o)
     int device;
     if (settle_mad(o, &device) != 0)
         return 2;
+    /* a file-size limit (RLIMIT_FSIZE) is then a report write error,
+     * EFBIG: one line and exit 4, not a kill by SIGXFSZ, as in clean */
+    signal(SIGXFSZ, SIG_IGN);
     for (size_t k = 0; k < o->n_reports; k++) { /* before any work (paths.c) */
         /* scan changes nothing: a report that cannot be written is exit
          * 4 at the end, after the others (tests/cli/gate_reports.sh) */

@@ -52,6 +52,16 @@ bad m.json scale -0.5 "${MM[@]}" '"scale"[0] = -0.5 is negative (a standard devi
 bad m.json meanad -1 "${MM[@]}" '"meanad"[0] = -1 is negative (a standard deviation or MAD is >= 0)'
 bad m.json n_max -50 "${MM[@]}" '"n_max"[0] = -50 is below n_min'
 bad m.json hi_bound -1e300 "${MM[@]}" '"hi_bound"[0] = -1.0000000000000001e+300 is below lo_bound'
+# (tenth fresh-user round) a passthrough that is not a boolean was read as
+# false, and keys no --save-params writes were ignored
+bad z.json passthrough 1 "${Z[@]}" '"passthrough" must be 2 booleans'
+bad z.json passthrough null "${Z[@]}" '"passthrough" must be 2 booleans'
+"$NA_PYTHON" -c '
+import json; j = json.load(open("z.json")); j["tensors"]["data"]["centre"] = [0, 0]
+json.dump(j, open("bad.json", "w"))' || fail "edit centre"
+expect_exit 2 "$N" clean "${R[@]}" a.f64 -o o --apply-params bad.json "${Z[@]}"
+expect_stderr_contains "bad.json: bad --apply-params file: tensor 'data': unknown key \"centre\""
+[ ! -e o ] || fail "output written"
 
 # the untouched files still apply, with the same output bytes
 expect_exit 0 "$N" clean "${R[@]}" a.f64 -o z2.out --apply-params z.json "${Z[@]}"

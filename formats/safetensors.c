@@ -244,6 +244,19 @@ static na_status_t parse_json(const char *h, size_t n, json_t **out, na_err_t *e
             return dup_key_error(h, n, (size_t)je.position, err);
         if (json_error_code(&je) == json_error_out_of_memory)
             return na_err_set(err, NA_E_NOMEM, "out of memory parsing the header");
+        /* Valid JSON that the reference loader (serde_json) takes, but
+         * names and metadata are NUL-terminated strings in nanaudit (and
+         * jansson refuses a NUL in a key): refused, in words, not with
+         * jansson's flag name (JSON_ALLOW_NUL). */
+        if (json_error_code(&je) == json_error_null_character ||
+            json_error_code(&je) == json_error_null_byte_in_key)
+            return na_err_set(err, NA_E_UNSUPPORTED,
+                              "header: a %s holds a NUL character (U+0000; line %d, column "
+                              "%d), which nanaudit does not support",
+                              json_error_code(&je) == json_error_null_byte_in_key
+                                  ? "tensor name or key"
+                                  : "string",
+                              je.line, je.column);
         return na_err_set(err, NA_E_FORMAT, "header is not valid JSON: %s (line %d, column %d)",
                           je.text, je.line, je.column);
     }

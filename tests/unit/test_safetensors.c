@@ -304,6 +304,12 @@ static void test_json_rules(void **state)
     expect_error("{\"a\":", NULL, 0, NA_E_FORMAT, "header is not valid JSON: ");
     expect_error("{} {}", NULL, 0, NA_E_FORMAT, "header is not valid JSON: end of file expected");
     expect_error("[1]", NULL, 0, NA_E_FORMAT, "header is an array, not a JSON object");
+    /* valid JSON (serde_json reads it), but not representable here */
+    expect_error("{\"__metadata__\":{\"k\":\"a\\u0000b\"}}", NULL, 0, NA_E_UNSUPPORTED,
+                 "header: a string holds a NUL character (U+0000; line 1, column 31), which "
+                 "nanaudit does not support");
+    expect_error("{\"a\\u0000b\":" T("F32", "[0]", "0", "0") "}", NULL, 0, NA_E_UNSUPPORTED,
+                 "header: a tensor name or key holds a NUL character (U+0000; line 1");
     expect_error("{\"__metadata__\":[]}", NULL, 0, NA_E_FORMAT,
                  "__metadata__ is an array; it must be an object of strings (or null)");
     expect_error("{\"__metadata__\":{\"v\":2}}", NULL, 0, NA_E_FORMAT,

@@ -101,7 +101,11 @@ static int print_tensors(na_input_t *in)
             if (!name)
                 return 4;
             shape_str(shape, sizeof shape, &t);
-            na_dtype_t dtv = t.stored ? t.stored : t.dtype;
+            /* the part of a complex tensor (NAME.real: F32 of a C64) is
+             * listed as scan lists it, its bytes the part's */
+            int part = t.stored != NA_DT_INVALID && t.dtype != NA_DT_INVALID &&
+                       t.stored != t.dtype;
+            na_dtype_t dtv = part || !t.stored ? t.dtype : t.stored;
             /* non-numeric members have no dtype: "?" as in scan's table */
             const char *dt = dtv == NA_DT_INVALID ? "?" : na_dtype_name(dtv);
             if (!pass) {
@@ -117,7 +121,10 @@ static int print_tensors(na_input_t *in)
                              t.sequences, t.sequences == 1 ? "" : "s");
                 else
                     snprintf(bytes, sizeof bytes, "%" PRIu64, na_input_tensor_bytes(in, i));
-                printf("  %-*s  %-*s  %s%s\n", (int)wd, dt, (int)ws, shape, bytes,
+                char of[48] = "";
+                if (part)
+                    snprintf(of, sizeof of, "  (part of a %s tensor)", na_dtype_name(t.stored));
+                printf("  %-*s  %-*s  %s%s%s\n", (int)wd, dt, (int)ws, shape, bytes, of,
                        st != NA_OK ? "  (not auditable)"
                                    : t.src.read == NULL ? "  (skipped: not numeric)" : "");
                 /* HDF5: layout, chunks, filters, fill value */
@@ -266,7 +273,11 @@ int cli_info(const cli_opts_t *o)
     rc = cli_exit_merge(rc, finish_indexes(&w, bad));
     free(bad);
     if (shown == 0 && rc < 3) {
-        cli_error(NULL, "nothing to show: no supported data file in the input");
+        if (o->n_inputs == 1) /* name it, as scan does */
+            cli_error(o->inputs[0], "nothing to show: no supported data file");
+        else
+            cli_error(NULL, "nothing to show: no supported data file in the %zu inputs",
+                      o->n_inputs);
         rc = cli_exit_merge(rc, 3);
     }
     na_walk_free(&w);

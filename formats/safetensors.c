@@ -137,7 +137,7 @@ static const char *jtype(const json_t *v)
     case JSON_ARRAY: return "an array";
     case JSON_STRING: return "a string";
     case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a fractional number";
+    case JSON_REAL: return "a floating-point number"; /* 4.0 too: serde_json refuses it for a usize */
     case JSON_TRUE:
     case JSON_FALSE: return "a boolean";
     case JSON_NULL: return "null";
@@ -660,8 +660,8 @@ static na_status_t st_tensor(na_input_t *base, size_t i, na_tensor_t *out, na_er
     if (t->ndim > 0) /* dims is NULL when every tensor is a scalar */
         memcpy(out->shape, in->dims + t->dims_off, t->ndim * sizeof *out->shape);
     if (!na_dtype_supported(t->dtype))
-        return na_err_set(err, NA_E_UNSUPPORTED, "unsupported dtype %s in tensor '%s'",
-                          na_dtype_name(t->dtype), out->name);
+        return na_err_set(err, NA_E_UNSUPPORTED, "%s: unsupported dtype %s", out->name,
+                          na_dtype_name(t->dtype)); /* "NAME: ": na_reason_names */
     return NA_OK;
 }
 

@@ -27,4 +27,9 @@ expect_stderr_contains "nanaudit: $T/d: nothing to audit: no supported data file
 cp "$T/stdout" "$T/none.json"
 expect_json "$T/none.json" 'len(j["skipped"])' '2'
 expect_json "$T/none.json" 'j["summary"]["exit_code"]' '3'
+# info names the input too (tenth fresh-user round: no path)
+expect_exit 3 "$NANAUDIT" info "$T/d"
+expect_stderr_contains "nanaudit: $T/d: nothing to show: no supported data file"
+expect_exit 3 "$NANAUDIT" info "$T/d" "$T/d/sub"
+expect_stderr_contains "nanaudit: nothing to show: no supported data file in the 2 inputs"
 pass

@@ -15,6 +15,10 @@ expect_stdout_contains "  metadata: step = 1000"
 expect_stdout_contains "embed.weight"
 grep -qE '^  embed\.weight +BF16 +\[4,2\] +16$' "$T/stdout" || fail "embed.weight row"
 grep -qE '^  s +I64 +\[\] +8$' "$T/stdout" || fail "scalar row"
+# a complex tensor's parts as scan lists them (tenth fresh-user round:
+# "z.real C64 [2] 8", half a C64 tensor's bytes under its dtype)
+grep -qE '^  z\.real +F32 +\[2\] +8  \(part of a C64 tensor\)$' "$T/stdout" || fail "z.real row"
+grep -qE '^  z\.imag +F32 +\[2\] +8  \(part of a C64 tensor\)$' "$T/stdout" || fail "z.imag row"
 expect_stderr_empty
 
 # info never reads data: NaN in the data does not matter

@@ -52,7 +52,9 @@ expect_exit 0 "$NANAUDIT" scan "$T/meta_null.safetensors"
 
 # F4 is listed but not decoded: fail closed, the other tensor still audited
 expect_exit 3 "$NANAUDIT" scan --format json "$T/f4.safetensors"
-expect_stderr_contains "unsupported dtype F4 in tensor 'q'"
+expect_stderr_contains "f4.safetensors: q: unsupported dtype F4"
+# the tensor named once (tenth fresh-user round: "q: unsupported dtype F4 in tensor 'q'")
+grep -q "in tensor" "$T/stderr" && fail "the tensor is named twice"
 cp "$T/stdout" "$T/f4.json"
 expect_json "$T/f4.json" '[(t["name"], t["status"]) for t in j["files"][0]["tensors"]]' '[["a", "ok"], ["q", "error"]]'
 pass

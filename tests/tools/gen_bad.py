@@ -96,7 +96,7 @@ CASES = {
                          "tensor 'w': dtype is an integer, not a string"),
     "negative_dim": (st(hdr({"w": t("F32", [2, -3], 0, 4)}), F32_1), "tensor 'w': shape[1] is -3, negative"),
     "fractional_dim": (st('{"w":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}}', F32_1),
-                       "tensor 'w': shape[0] is a fractional number, not an integer"),
+                       "tensor 'w': shape[0] is a floating-point number, not an integer"),
     "string_dim": (st(hdr({"w": t("F32", ["1"], 0, 4)}), F32_1), "tensor 'w': shape[0] is a string, not an integer"),
     "shape_not_array": (st(hdr({"w": t("F32", 1, 0, 4)}), F32_1), "tensor 'w': shape is an integer, not an array"),
     "negative_offset": (st(hdr({"w": t("F32", [1], -4, 0)}), F32_1), "tensor 'w': data_offsets[0] is -4, negative"),
@@ -128,7 +128,7 @@ CASES = {
                        "4 trailing bytes after the last tensor"),
     "no_tensors_trailing": (st("{}", b"\0"), "1 trailing bytes after the last tensor"),
     # --- valid header, tensor that cannot be audited (fail closed)
-    "f4_unsupported": (st(hdr({"q": t("F4", [4], 0, 2)}), b"\0\0"), "unsupported dtype F4 in tensor 'q'"),
+    "f4_unsupported": (st(hdr({"q": t("F4", [4], 0, 2)}), b"\0\0"), "q: unsupported dtype F4"),
     "ndim_70": (st(hdr({"r": t("U8", [1] * 70, 0, 1)}), b"\1"),
                 "tensor 'r' has 70 dimensions; at most 64 are supported"),
 }

@@ -231,7 +231,7 @@ static void test_c64_and_f4(void **state)
         assert_true(imag1 == (i ? 4.0f : 3.0f));
     }
     assert_int_equal(in->v->tensor(in, 2, &t, &err), NA_E_UNSUPPORTED);
-    assert_string_equal(err.msg, "unsupported dtype F4 in tensor 'q'");
+    assert_string_equal(err.msg, "q: unsupported dtype F4");
     assert_string_equal(t.name, "q");
     assert_int_equal(t.elements, 4);
     const char *const *names;
@@ -363,7 +363,7 @@ static void test_tensor_rules(void **state)
     expect_error("{\"w\":" T("F32", "[2,-3]", "0", "4") "}", d, 4, NA_E_FORMAT,
                  "tensor 'w': shape[1] is -3, negative");
     expect_error("{\"w\":" T("F32", "[1.5]", "0", "4") "}", d, 4, NA_E_FORMAT,
-                 "tensor 'w': shape[0] is a fractional number, not an integer");
+                 "tensor 'w': shape[0] is a floating-point number, not an integer");
     expect_error("{\"w\":" T("F32", "[\"2\"]", "0", "8") "}", d, 8, NA_E_FORMAT,
                  "tensor 'w': shape[0] is a string, not an integer");
     expect_error("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", d, 8,

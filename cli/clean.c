@@ -92,7 +92,30 @@ typedef struct crun {
     int have_in_st;
     int probe_dir;          /* check_output passed: probe -o's directory */
     cli_device_t dev;       /* --device: where the write pass runs (device.c) */
+    uint64_t shrinks;       /* na_map_shrinks when the run began (shrank) */
 } crun_t;
+
+/* Whether a mapped file shrank since the run began (formats/mapfile.c):
+ * a read of it failed, or a SIGBUS was resumed with zero pages
+ * (cli/sigbus.c), and what was read since is not the file's data. */
+static int shrank(const crun_t *c)
+{
+    return na_map_shrinks() != c->shrinks;
+}
+
+/* The input shrank while entry e was read: e is an error (unless its own
+ * read error said so already, with its line) and the line names the
+ * input and the tensor. Exit 3. */
+static int entry_shrank(crun_t *c, cli_clean_entry_t *e)
+{
+    e->cleaned = 0;
+    if (e->status && !strcmp(e->status, "error"))
+        return 3;
+    e->status = "error";
+    snprintf(e->reason, sizeof e->reason, "%s", NA_MAP_SHRANK_MSG);
+    cli_error(c->r.input, "%s: %s; nothing written", e->name ? e->name : "?", NA_MAP_SHRANK_MSG);
+    return 3;
+}
 
 /* The input's SHA-256 into c->r.sha: the thread cli_clean started
  * before fitting (it read the file while the passes ran), or a read of
@@ -541,7 +564,16 @@ static int fit_all(crun_t *c)
         return 4;
     }
     c->r.n = n;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i <= n; i++) {
+        /* The input shrank while entry i - 1 was read: it is an error, and
+         * the report lists what was looked at (the later entries' bytes
+         * are gone) */
+        if (i > 0 && shrank(c)) {
+            c->r.n = i;
+            return cli_exit_merge(rc, entry_shrank(c, &c->r.e[i - 1]));
+        }
+        if (i == n)
+            break;
         cli_clean_entry_t *e = &c->r.e[i];
         na_tensor_t t;
         na_err_t err = {{0}};
@@ -771,6 +803,8 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
         cli_error(c->r.input, "%s", err.msg);
         return cli_exit_for_status(st);
     }
+    if (shrank(c))
+        return entry_shrank(c, e);
     warn_fit(c, e, &t);
     return 0;
 }
@@ -1371,6 +1405,8 @@ static int write_output(crun_t *c)
             st = na_input_tensor(c->in, src[j], &t, &err);
             if (st == NA_OK)
                 st = cli_device_clean(&c->dev, &t, eng_of(c, e), &e->ct, sink, w, &err);
+            if (st == NA_OK && shrank(c)) /* before its warnings: of zeros (below) */
+                st = na_err_set(&err, NA_E_IO, "%s", NA_MAP_SHRANK_MSG);
             e->emitted = st == NA_OK;
             if (e->emitted)
                 warn_emitted(e);
@@ -1380,6 +1416,14 @@ static int write_output(crun_t *c)
             e->emitted = e->cleaned;
             if (na_writer_wants(w, j))
                 st = copy_tensor(c, src[j], w, wt[j].bytes, &err);
+        }
+        /* zeros stood in for what the input lost (cli/sigbus.c), or a
+         * copy straight from its mapping found the bytes gone (write.c) */
+        if ((st == NA_OK && shrank(c)) ||
+            (st == NA_E_IO && !strcmp(err.msg, NA_MAP_SHRANK_MSG))) {
+            st = na_err_set(&err, NA_E_IO, "%s: %s", e->name ? e->name : "?", NA_MAP_SHRANK_MSG);
+            e->emitted = 0;
+            entry_failed(e, err.msg); /* a copied entry too: its copy failed */
         }
     }
     /* NA_E_IO here is a read of the input that failed (it shrank while
@@ -1403,8 +1447,18 @@ static int write_output(crun_t *c)
         corrupt_last_byte(g_tmp);
     if (st == NA_OK)
         st = input_unchanged(c, &err);
+    /* the input again, whatever read it (shrank): never published */
+    if (st == NA_OK && shrank(c)) {
+        st = na_err_set(&err, NA_E_IO, "%s", NA_MAP_SHRANK_MSG);
+        who = c->r.input;
+    }
+    uint64_t before_verify = na_map_shrinks();
     if (st == NA_OK)
         st = verify(c, wt, src, m, &err);
+    /* the temporary file, cut by another process while read back */
+    if (st == NA_OK && na_map_shrinks() != before_verify)
+        st = na_err_set(&err, NA_E_WRITE, "verification: the written file shrank while it was "
+                        "read back (truncated by another process?)");
     if (st == NA_OK)
         st = publish(g_tmp, outp, c->o->clean.force, &err);
     if (st == NA_OK) {
@@ -1480,6 +1534,8 @@ static int dry_emit(crun_t *c)
         na_status_t st = na_input_tensor(c->in, i, &t, &err);
         if (st == NA_OK)
             st = cli_device_clean(&c->dev, &t, eng_of(c, e), &e->ct, discard, NULL, &err);
+        if (st == NA_OK && shrank(c))
+            return entry_shrank(c, e);
         if (st != NA_OK) {
             cli_error(c->r.input, "%s", err.msg[0] ? err.msg : na_status_str(st));
             entry_failed(e, err.msg[0] ? err.msg : na_status_str(st));
@@ -1507,6 +1563,12 @@ static void build_cmdline(crun_t *c)
 
 static int finish(crun_t *c, int rc)
 {
+    /* A read the steps above did not check (they all do): exit 3 all the
+     * same, never a result computed from the zeros (cli/sigbus.c) */
+    if (rc < 3 && rc != 2 && !c->r.written && shrank(c)) {
+        cli_error(c->r.input, "%s; nothing written", NA_MAP_SHRANK_MSG);
+        rc = 3;
+    }
     c->r.exit_code = rc;
     const cli_opts_t *o = c->o;
     cli_device_names(&c->dev);
@@ -1590,6 +1652,7 @@ int cli_clean(const cli_opts_t *o)
     /* before the open: a file replaced from here on is seen as changed */
     c.have_in_st = stat(c.r.input, &c.in_st) == 0;
     cli_sigbus_input(c.r.input); /* a truncation names it (sigbus.c) */
+    c.shrinks = na_map_shrinks();
     na_status_t st = na_input_open(c.r.input, &o->open, &c.in, &err);
     if (st != NA_OK) {
         cli_error(c.r.input, "%s", err.msg);

@@ -241,6 +241,6 @@ const char cli_clean_help_head[] =
     "existing OUT needs --force; the data goes to a hidden temporary file\n"
     "'.nanaudit-tmp-XXXXXX-NAME' beside OUT, which is re-read and checked\n"
     "against the predicted statistics, fsync'ed and renamed. On an error,\n"
-    "SIGINT, SIGTERM or a bus error (the input truncated while read; exit 3)\n"
-    "the temporary file is removed and OUT is not created.\n\n"
+    "SIGINT, SIGTERM or an input truncated while read (exit 3; the --report\n"
+    "is still written) the temporary file is removed and OUT is not created.\n\n"
     "Options:\n";

@@ -91,7 +91,9 @@ int cli_usage(int cmd, const char *fmt, ...)
 /* exitcode.c */
 int cli_exit_for_status(na_status_t s);  /* 0, 2, 3 or 4 */
 int cli_exit_merge(int a, int b);        /* precedence 4 > 3 > 1 > 0 */
-/* sigbus.c: a SIGBUS (an input truncated while mapped) becomes one
+/* sigbus.c: a SIGBUS in a mapped input window (the file truncated while
+ * read) is resumed with zero pages and marked for the reader
+ * (na_map_sigbus, na_map_shrinks); any other SIGBUS becomes one
  * "nanaudit: bus error reading an input: ..." line and exit 3. */
 void cli_sigbus_install(void);
 /* clean: the temporary output file (path, and a flag that is nonzero

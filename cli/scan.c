@@ -77,8 +77,12 @@ static na_status_t vlen_note(na_file_report_t *f, const na_tensor_t *t)
     return st;
 }
 
-/* Scan entry i of `in` into file slot `slot`. */
-static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
+/* Scan entry i of `in` into file slot `slot`. Returns 1 when the file
+ * shrank while the entry was read (formats/mapfile.c: a size check or a
+ * SIGBUS resumed with zero pages, cli/sigbus.c): the entry is then an
+ * error and nothing it read is reported; its line is left to the caller
+ * (scan_file), which names the tensors left unread. */
+static int scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
 {
     na_tensor_t t;
     na_err_t err = {{0}};
@@ -86,6 +90,8 @@ static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
     na_finding_t fnd[NA_K_COUNT];
     memset(&t, 0, sizeof t);
     memset(&res, 0, sizeof res);
+    uint64_t shrinks = na_map_shrinks();
+    int shrank = 0;
     na_status_t st = na_input_tensor(in, i, &t, &err);
     na_file_report_t *f = &s->rep->files[slot];
     na_tensor_report_t *e = na_file_report_add_tensor(f, t.name ? t.name : "?", &t);
@@ -105,6 +111,13 @@ static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
         st = cli_device_scan(&s->dev, &t, &so, &res, &err);
         if (st == NA_OK && ex.n > 0 && !res.extra_done) /* a backend without them (CUDA) */
             st = na_scan_extra(&t, &so, &res, &err);
+        /* Before any finding: after a fault the statistics are of zeros */
+        if (na_map_shrinks() != shrinks) {
+            shrank = 1;
+            if (st == NA_OK || !err.msg[0])
+                snprintf(err.msg, sizeof err.msg, "%s", NA_MAP_SHRANK_MSG);
+            st = NA_E_IO;
+        }
         if (st == NA_OK) {
             size_t n = na_findings_checked(&t, &res, &ck, fnd, NA_K_COUNT);
             n = n > NA_K_COUNT ? NA_K_COUNT : n;
@@ -122,15 +135,37 @@ static void scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
         if (!err.msg[0])
             snprintf(err.msg, sizeof err.msg, "%s", na_status_str(st));
         /* one line naming the file and the tensor: a reader's message
-         * may name it already */
-        if (t.name && !na_reason_names(err.msg, t.name))
+         * may name it already (a shrunk file: scan_file's line) */
+        if (!shrank && t.name && !na_reason_names(err.msg, t.name))
             cli_error(f->path, "%s: %s", t.name, err.msg);
-        else
+        else if (!shrank)
             cli_error(f->path, "%s", err.msg);
         if (e)
             na_tensor_report_set_status(e, NA_TS_ERROR, err.msg);
         s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(st));
     }
+    return shrank;
+}
+
+/* The file in slot `slot` shrank while its entry i of n was read
+ * (scan_one): one line, "FILE: TENSOR: the file shrank ...", which is
+ * also the file's error in the reports; its later entries are not read
+ * (their bytes are gone or are no longer the file that was opened), and
+ * the line says how many. The other inputs are still audited. */
+static void shrank_file(scan_run_t *s, size_t slot, size_t i, size_t n)
+{
+    na_file_report_t *f = &s->rep->files[slot];
+    const na_tensor_report_t *e = f->n_tensors ? &f->tensors[f->n_tensors - 1] : NULL;
+    const char *why = e && e->reason ? e->reason : NA_MAP_SHRANK_MSG;
+    char msg[NA_ERR_LEN + 512];
+    int k = e && !na_reason_names(why, e->name)
+                ? snprintf(msg, sizeof msg, "%s: %s", e->name, why)
+                : snprintf(msg, sizeof msg, "%s", why);
+    size_t left = n - i - 1;
+    if (left > 0 && k >= 0 && (size_t)k < sizeof msg)
+        snprintf(msg + k, sizeof msg - (size_t)k, "; %zu later tensor%s not audited", left,
+                 left == 1 ? "" : "s");
+    file_error(s, slot, NA_E_IO, msg);
 }
 
 /* The report slot of index k, created at its first mention (its own
@@ -190,7 +225,10 @@ static void scan_file(scan_run_t *s, const na_walk_item_t *it)
         if (na_file_report_add_note(&s->rep->files[slot], notes[k]) != NA_OK)
             s->exit_code = cli_exit_merge(s->exit_code, 4);
     for (size_t i = 0; i < n; i++)
-        scan_one(s, in, slot, i);
+        if (scan_one(s, in, slot, i)) {
+            shrank_file(s, slot, i, n);
+            break;
+        }
     if (it->from_index)
         shard_check(s, it, in);
     na_input_close(in);

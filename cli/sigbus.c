@@ -1,5 +1,6 @@
 /*
- * sigbus.c - turn a SIGBUS from a mapped input into exit 3 with a message.
+ * sigbus.c - a SIGBUS from a mapped input: that file's error, the run
+ * goes on.
  *
  * Why: inputs are read through mmap windows (formats/mapfile.c). When
  * another process truncates a file while we read it, touching a page past
@@ -7,19 +8,33 @@
  * size with fstat for every window, but a truncation between that check
  * and the touch cannot be caught without a handler: without this file,
  * nanaudit died with "Bus error" and the shell's status 135, which a CI
- * gate cannot tell from a crash. DESIGN.md's exit 3 ("an input could not
- * be read") is the documented meaning, so the handler says what happened
- * in one line and exits 3. No report is written: the scan was cut short
- * at an unknown point, and the state it would need is not safe to touch
- * from a signal handler (signal-safety(7): only write and _exit here).
+ * gate cannot tell from a crash.
  *
- * The line names the input being read (cli_sigbus_input: scan sets it
- * per file, clean for its one input), as every other error line does;
- * without one (a SIGBUS outside any read) it says "an input".
+ * Recovery (SA_SIGINFO): a fault the kernel raised for an address
+ * (si_code BUS_ADRERR) inside a window mapfile.c has registered is handed
+ * to na_map_sigbus, which maps anonymous zero pages over the rest of that
+ * window and marks the map; the handler returns and the faulting load,
+ * on whichever thread (an OpenMP worker, the GPU path's host copy), reads
+ * zeros. Those zeros are never reported as data: the next read of that
+ * map fails, and the scanner compares na_map_shrinks before and after
+ * each tensor (cli/scan.c: the tensor and its file become errors, the
+ * file's later tensors are not audited, the other inputs are, and every
+ * report is written; cli/clean.c: nothing written, the report is, exit
+ * 3). The handler itself only calls getpid, mmap and atomics
+ * (signal-safety(7); mmap is a plain system call on Linux) and keeps
+ * errno.
  *
- * During `clean` the handler also unlinks the hidden temporary output
- * (cli_sigbus_unlink; unlink is async-signal-safe), as cli/clean.c's
- * SIGINT/SIGTERM handler does, so nothing is left under either name.
+ * Fallback: any other SIGBUS (one sent with kill, an address outside the
+ * windows, a failed mmap) cannot be resumed. The handler then says what
+ * happened in one line and exits 3 (DESIGN.md: "an input could not be
+ * read"); no report is written, since the run was cut short at an
+ * unknown point and its state is not safe to touch from a signal handler
+ * (only write, unlink and _exit here). The line names the input being
+ * read (cli_sigbus_input: scan sets it per file, clean for its one
+ * input), as every other error line does; without one it says "an
+ * input". During `clean` it also unlinks the hidden temporary output
+ * (cli_sigbus_unlink), as cli/clean.c's SIGINT/SIGTERM handler does, so
+ * nothing is left under either name.
  *
  * The HDF5 reader's forked child (formats/hdf5.c) inherits the handler;
  * there the default action is kept, so the parent still reports
@@ -27,7 +42,8 @@
  */
 #include "cli.h"
 
-#include <signal.h>   /* sigaction, raise, SIGBUS */
+#include <errno.h>    /* errno */
+#include <signal.h>   /* sigaction, raise, SIGBUS, BUS_ADRERR */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* free */
 #include <string.h>   /* memset */
@@ -57,8 +73,9 @@ void cli_sigbus_input(const char *path)
     g_input_len = n > 0 && (size_t)n < sizeof g_input_msg ? n : 0;
 }
 
-static void on_sigbus(int sig)
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
+    (void)uc;
     static const char msg[] =
         "nanaudit: bus error reading an input: a file shrank while it was being read "
         "(truncated by another process?); no report written\n";
@@ -75,6 +92,13 @@ static void on_sigbus(int sig)
     if (getpid() != g_main_pid) {
         signal(sig, SIG_DFL);
         raise(sig);
+        return;
+    }
+    int saved = errno;
+    /* A truncated input under a registered window: zero pages, the run
+     * goes on, the reader sees the mark (formats/mapfile.c). */
+    if (si && si->si_code == BUS_ADRERR && na_map_sigbus(si->si_addr)) {
+        errno = saved;
         return;
     }
     /* Threads that fault together: one message, from the first; the
@@ -104,7 +128,8 @@ void cli_sigbus_install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     g_main_pid = getpid();
-    sa.sa_handler = on_sigbus;
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, NULL);
 }

@@ -253,6 +253,25 @@ na_status_t na_map_get(na_map_t *m, uint64_t off, size_t len, const uint8_t **pt
 na_status_t na_map_pread(na_map_t *m, uint64_t off, size_t len, void *buf, na_err_t *err);
 void na_map_close(na_map_t *m);
 
+/* A file truncated by another process while one of its windows is read
+ * (mapfile.c, "Safety"). The message of such a read, without file or
+ * tensor name: */
+#define NA_MAP_SHRANK_MSG "the file shrank while it was being read (truncated by another process?)"
+/* For the SIGBUS handler (cli/sigbus.c; async-signal-safe: lock-free
+ * atomics and one mmap(2) system call). addr: the fault's si_addr
+ * (si_code BUS_ADRERR). When it lies in a window now mapped by any
+ * na_map_t, the window from addr's page to its end is replaced by
+ * anonymous zero pages, that map is marked (its next na_map_get is
+ * NA_E_IO, NA_MAP_SHRANK_MSG) and the shrink count grows; returns 1 and
+ * the handler may return, so the faulting load reads zeros. Otherwise
+ * (another address, or mmap failed) 0: nothing changed. */
+int na_map_sigbus(const void *addr);
+/* How many times, in this process, a mapped input was found to have
+ * shrunk: by na_map_get's size check or by a fault (na_map_sigbus).
+ * A caller compares it before and after reading a tensor: a change means
+ * what it read (zeros) is not the file's data. */
+uint64_t na_map_shrinks(void);
+
 /* ------------------------------------------------------------------ */
 /* Sharded checkpoints (index.c): HF *.index.json with "weight_map".    */
 /* ------------------------------------------------------------------ */

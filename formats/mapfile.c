@@ -16,13 +16,23 @@
  * Safety: a mapping never extends past the end of the file as it was
  * when opened, and every new window re-checks the size with fstat, so a
  * file truncated by someone else while we read gives NA_E_IO instead of
- * a SIGBUS on the first touch of a page past the new end (a truncation
- * between that check and the touch cannot be caught without a signal
- * handler; see mmap(2), "SIGBUS").
+ * a SIGBUS on the first touch of a page past the new end. A truncation
+ * between that check and the touch still raises SIGBUS (mmap(2),
+ * "SIGBUS"); for it, every window is registered in a small lock-free
+ * table (slots[]) that the CLI's SIGBUS handler consults through
+ * na_map_sigbus: a fault inside a registered window is answered by
+ * mapping anonymous zero pages over the rest of that window (MAP_FIXED),
+ * so the faulting load resumes and reads zeros, and by marking the map.
+ * The reader never trusts those zeros: the next na_map_get of that map
+ * fails with NA_E_IO, and na_map_shrinks (a process-wide count of
+ * shrinks seen, by fstat or by fault) lets the caller tell that a read
+ * that looked complete was not (cli/scan.c, cli/clean.c). The cost is
+ * one slot write per window mapped, nothing per element.
  */
 #include "format.h"
 
 #include <errno.h>    /* errno, EINTR */
+#include <stdatomic.h> /* atomic_uint, atomic_uintptr_t: the window table */
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* strerror */
 #include <sys/mman.h> /* mmap, munmap, madvise */
@@ -37,7 +47,99 @@ struct na_map {
     uint8_t *base;        /* current mapping or NULL */
     uint64_t base_off;    /* file offset of base (page-aligned) */
     size_t base_len;      /* bytes mapped at base */
+    int slot;             /* its entry in slots[] while base is mapped, or -1 */
+    atomic_int faulted;   /* set by na_map_sigbus: the file shrank under a window */
 };
+
+/* The windows now mapped, for na_map_sigbus, which runs in a signal
+ * handler and so may take no lock. A slot is claimed by one thread
+ * (used: 0 -> 1) and then written only by the thread that owns the map;
+ * seq is odd while lo/hi/flag change (a seqlock), so the handler skips
+ * a slot it would read half written. A window that finds no free slot
+ * (more than NA_MAP_SLOTS maps with a window at once: never in practice,
+ * scan reads one file at a time) is not registered, and a fault in it
+ * keeps the handler's fallback: one line, exit 3. */
+#define NA_MAP_SLOTS 256
+static struct map_slot {
+    atomic_int used;
+    atomic_uint seq;
+    atomic_uintptr_t lo, hi;         /* [lo, hi) mapped from the file */
+    _Atomic(atomic_int *) flag;      /* the map's faulted */
+} slots[NA_MAP_SLOTS];
+static atomic_uintptr_t g_page;      /* page size, for the handler */
+static _Atomic uint64_t g_shrinks;   /* na_map_shrinks */
+
+static void slot_set(struct map_slot *sl, uintptr_t lo, uintptr_t hi, atomic_int *flag)
+{
+    atomic_fetch_add(&sl->seq, 1); /* odd: being written */
+    atomic_store(&sl->lo, lo);
+    atomic_store(&sl->hi, hi);
+    atomic_store(&sl->flag, flag);
+    atomic_fetch_add(&sl->seq, 1);
+}
+
+static void slot_register(na_map_t *m)
+{
+    m->slot = -1;
+    for (int i = 0; i < NA_MAP_SLOTS; i++) {
+        int free_ = 0;
+        if (atomic_load(&slots[i].used) == 0 &&
+            atomic_compare_exchange_strong(&slots[i].used, &free_, 1)) {
+            slot_set(&slots[i], (uintptr_t)m->base, (uintptr_t)m->base + m->base_len, &m->faulted);
+            m->slot = i;
+            return;
+        }
+    }
+}
+
+/* Before the window is unmapped: from here on a fault at its addresses
+ * is not ours. */
+static void slot_release(na_map_t *m)
+{
+    if (m->slot < 0)
+        return;
+    struct map_slot *sl = &slots[m->slot];
+    slot_set(sl, 0, 0, NULL);
+    atomic_store(&sl->used, 0);
+    m->slot = -1;
+}
+
+int na_map_sigbus(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr, page = atomic_load(&g_page);
+    if (page == 0)
+        return 0; /* no map was ever opened */
+    for (int i = 0; i < NA_MAP_SLOTS; i++) {
+        struct map_slot *sl = &slots[i];
+        unsigned s1 = atomic_load(&sl->seq);
+        if (s1 & 1u)
+            continue;
+        uintptr_t lo = atomic_load(&sl->lo), hi = atomic_load(&sl->hi);
+        atomic_int *flag = atomic_load(&sl->flag);
+        if (atomic_load(&sl->seq) != s1 || flag == NULL || a < lo || a >= hi)
+            continue;
+        /* The faulting address lies in a live window (its owner cannot
+         * unmap it while one of its threads reads it). Zero pages from
+         * the faulting page to the window's end: the load resumes, and
+         * later touches of the lost part fault no more. */
+        uintptr_t from = a - a % page;
+        int saved = errno;
+        void *p = mmap((void *)from, hi - from, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                       -1, 0);
+        errno = saved;
+        if (p == MAP_FAILED)
+            return 0;
+        atomic_store(flag, 1);
+        atomic_fetch_add(&g_shrinks, 1);
+        return 1;
+    }
+    return 0;
+}
+
+uint64_t na_map_shrinks(void)
+{
+    return atomic_load(&g_shrinks);
+}
 
 na_status_t na_map_open(int fd, uint64_t file_size, size_t window_bytes, na_map_t **out,
                         na_err_t *err)
@@ -57,12 +159,16 @@ na_status_t na_map_open(int fd, uint64_t file_size, size_t window_bytes, na_map_
     m->file_size = file_size;
     m->window_bytes = window_bytes;
     m->page = ps > 0 ? (uint64_t)ps : 4096u;
+    m->slot = -1;
+    atomic_init(&m->faulted, 0);
+    atomic_store(&g_page, (uintptr_t)m->page);
     *out = m;
     return NA_OK;
 }
 
 static void map_drop(na_map_t *m)
 {
+    slot_release(m);
     if (m->base != NULL)
         munmap(m->base, m->base_len);
     m->base = NULL;
@@ -77,9 +183,11 @@ static na_status_t map_window(na_map_t *m, uint64_t off, size_t len, na_err_t *e
     struct stat st;
     if (fstat(m->fd, &st) != 0)
         return na_err_set(err, NA_E_IO, "fstat failed: %s", strerror(errno));
-    if ((uint64_t)st.st_size < m->file_size)
+    if ((uint64_t)st.st_size < m->file_size) {
+        atomic_fetch_add(&g_shrinks, 1);
         return na_err_set(err, NA_E_IO, "file shrank from %llu to %llu bytes while being read",
                           (unsigned long long)m->file_size, (unsigned long long)st.st_size);
+    }
     map_drop(m);
     uint64_t start = off - off % m->page;
     uint64_t want = (off - start) + (len > m->window_bytes ? len : m->window_bytes);
@@ -100,6 +208,7 @@ static na_status_t map_window(na_map_t *m, uint64_t off, size_t len, na_err_t *e
     m->base = p;
     m->base_off = start;
     m->base_len = maplen;
+    slot_register(m);
     return NA_OK;
 }
 
@@ -113,6 +222,8 @@ na_status_t na_map_get(na_map_t *m, uint64_t off, size_t len, const uint8_t **pt
                           "read of %zu bytes at offset %llu is past the end of the file "
                           "(%llu bytes)",
                           len, (unsigned long long)off, (unsigned long long)m->file_size);
+    if (atomic_load(&m->faulted)) /* zeros stand in for what the file lost */
+        return na_err_set(err, NA_E_IO, NA_MAP_SHRANK_MSG);
     if (len == 0) {
         *ptr = empty;
         return NA_OK;

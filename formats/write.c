@@ -7,7 +7,7 @@
  */
 #include "write.h"
 
-#include <errno.h>          /* errno, EINTR */
+#include <errno.h>          /* errno, EINTR, EFAULT */
 #include <fcntl.h>          /* open */
 #include <openssl/crypto.h> /* OPENSSL_thread_stop */
 #include <openssl/evp.h>    /* EVP_DigestInit_ex, EVP_sha256 */
@@ -139,6 +139,14 @@ static na_status_t write_all(na_writer_t *w, const uint8_t *p, size_t len, na_er
         ssize_t k = write(w->fd, p + off, len - off);
         if (k < 0 && errno == EINTR)
             continue;
+        /* The bytes to write are not readable: a large piece goes out
+         * straight from the input's mapping (clean's copies), and the
+         * kernel's copy of a page the input lost (truncated by another
+         * process: formats/mapfile.c) fails with EFAULT instead of the
+         * SIGBUS a load would raise. The input's problem, not the
+         * output's. */
+        if (k < 0 && errno == EFAULT)
+            return na_err_set(err, NA_E_IO, "%s", NA_MAP_SHRANK_MSG);
         if (k <= 0)
             return na_err_set(err, NA_E_WRITE, "write error: %s",
                               k < 0 ? strerror(errno) : "no progress");

@@ -22,12 +22,7 @@ N="$NANAUDIT"
 run_stopped() {
     NANAUDIT_TEST_SIGNAL=STOP "$N" clean "$@" >"$T/stdout" 2>"$T/stderr" </dev/null &
     PID=$!
-    for _ in $(seq 1000); do
-        [ "$(ps -o stat= -p "$PID" | cut -c1)" = T ] && return 0
-        kill -0 "$PID" 2>/dev/null || fail "clean ended before the hook stopped it"
-        sleep 0.01
-    done
-    fail "clean did not stop"
+    wait_stopped "$PID"
 }
 # resume EXPECTED_RC: continue it and check its exit status
 resume() {

@@ -28,19 +28,9 @@ SIZE=$(stat -c %s in.safetensors)
 NANAUDIT_TEST_SIGNAL=STOP "$NANAUDIT" clean --exclude '*' in.safetensors -o out/o.safetensors \
     >"$T/stdout" 2>"$T/stderr" </dev/null &
 PID=$!
-stopped() { [ "$(ps -o stat= -p "$PID" | cut -c1)" = T ]; }
-for _ in $(seq 1000); do
-    stopped && break
-    kill -0 "$PID" 2>/dev/null || fail "clean ended before the hook stopped it"
-    sleep 0.01
-done
-stopped || fail "clean did not stop"
+wait_stopped "$PID"
 truncate -s $((H + (64 << 20))) in.safetensors
-# continue it at each stop until it ends
-while kill -0 "$PID" 2>/dev/null; do
-    stopped && kill -CONT "$PID"
-    sleep 0.01
-done
+continue_to_end "$PID"
 wait "$PID"
 assert_eq "$?" "3" "exit status (stderr: $(cat "$T/stderr"))"
 assert_eq "$(cat "$T/stderr")" "nanaudit: in.safetensors: file shrank from $SIZE to $((H + (64 << 20))) bytes while being read; nothing written" "stderr"

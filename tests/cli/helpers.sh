@@ -135,6 +135,27 @@ skip_without_hdf5() {
     fi
 }
 
+# A process run with NANAUDIT_TEST_SIGNAL=STOP stops itself at the hook:
+# wait_stopped PID waits for that (at most 30 s), failing if it ended
+# first; continue_to_end PID then continues it at each stop until it
+# ends (wait for its status afterwards).
+is_stopped() { [ "$(ps -o stat= -p "$1" | cut -c1)" = T ]; }
+wait_stopped() {
+    local i
+    for i in $(seq 3000); do
+        is_stopped "$1" && return 0
+        kill -0 "$1" 2>/dev/null || fail "pid $1 ended before the hook stopped it"
+        sleep 0.01
+    done
+    fail "pid $1 did not stop"
+}
+continue_to_end() {
+    while kill -0 "$1" 2>/dev/null; do
+        is_stopped "$1" && kill -CONT "$1"
+        sleep 0.01
+    done
+}
+
 # Run directly (ctest globs every tests/cli/*.sh, so it does): check the
 # helpers themselves, so a broken helper cannot make every test pass.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

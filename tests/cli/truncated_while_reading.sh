@@ -26,7 +26,9 @@ assert_eq "$(cat "$T/err1")" "$BUSMSG" "stderr after SIGBUS"
 # 2. The real thing: a 512 MiB sparse raw file cut to one page while it
 # is scanned (~0.7 s on 2 threads). Depending on where the truncation
 # lands, mapfile.c's fstat check ("file shrank from ...") or the SIGBUS
-# handler reports it; either way exit 3, never a signal.
+# handler, which resumes the read with zero pages (cli/sigbus.c), finds
+# it; either way exit 3 with the file's error, never a signal. Two files
+# and the reports: scan_truncated_during_read.sh.
 truncate -s 512M "$T/big.raw" || fail "truncate"
 "$NANAUDIT" scan -q --dtype F32 --threads 2 "$T/big.raw" >"$T/out2" 2>"$T/err2" &
 pid=$!
@@ -38,9 +40,10 @@ if [ "$rc" -ne 3 ] && [ "$rc" -ne 0 ]; then
     fail "truncated during the scan: exit $rc (want 3), stderr: $(cat "$T/err2")"
 fi
 if [ "$rc" -eq 3 ]; then
-    # the line names the file being read (sixth fresh-user round)
-    grep -qF -e "nanaudit: $T/big.raw: bus error: the file shrank while it was being read (truncated by another process?); no report written" \
-        -e "file shrank from 536870912 to 4096 bytes while being read" "$T/err2" \
+    # the line names the file being read (sixth fresh-user round), and
+    # the tensor (the raw reader's one tensor, "data")
+    grep -qF -e "nanaudit: $T/big.raw: data: the file shrank while it was being read (truncated by another process?)" \
+        -e "nanaudit: $T/big.raw: data: file shrank from 536870912 to 4096 bytes while being read" "$T/err2" \
         || fail "exit 3 without the truncation message: $(cat "$T/err2")"
 fi
 pass

@@ -547,6 +547,51 @@ static void test_mapfile(void **state)
     na_map_close(NULL);
 }
 
+/* The SIGBUS recovery (na_map_sigbus, called here directly, as
+ * cli/sigbus.c's handler calls it with si_addr): an address inside the
+ * window now mapped gets zero pages from its page to the window's end,
+ * the map is marked (its next read fails) and the shrink count grows; an
+ * address outside every window changes nothing. The truncation's SIGBUS
+ * itself: tests/cli/scan_truncated_during_read.sh. */
+static void test_mapfile_sigbus(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/map_bus.bin", g_dir);
+    FILE *f = fopen(path, "wb");
+    size_t n = 4 * 4096;
+    for (size_t i = 0; i < n; i++)
+        fputc(1 + (int)(i % 200), f);
+    fclose(f);
+    na_map_t *m, *m2;
+    na_err_t err;
+    const uint8_t *p, *p2;
+    uint64_t s0 = na_map_shrinks();
+    assert_int_equal(na_map_sigbus(&err), 0); /* not in a window */
+    assert_int_equal(na_map_open(open(path, O_RDONLY), n, n, &m, &err), NA_OK);
+    assert_int_equal(na_map_open(open(path, O_RDONLY), n, n, &m2, &err), NA_OK);
+    assert_int_equal(na_map_get(m, 0, n, &p, &err), NA_OK);
+    assert_int_equal(na_map_get(m2, 0, n, &p2, &err), NA_OK);
+    assert_int_equal(na_map_sigbus(p + n), 0);  /* one past the window */
+    assert_int_equal(na_map_shrinks(), s0);
+    assert_int_equal(na_map_sigbus(p + 2 * 4096 + 5), 1);
+    assert_int_equal(na_map_shrinks(), s0 + 1);
+    assert_int_equal(p[2 * 4096 - 1], 1 + (2 * 4096 - 1) % 200); /* the page before: kept */
+    for (size_t i = 2 * 4096; i < n; i++)
+        if (p[i] != 0)
+            fail_msg("byte %zu not zero", i);
+    assert_int_equal(p2[n - 1], 1 + (n - 1) % 200); /* the other map: untouched */
+    assert_int_equal(na_map_get(m, 0, 16, &p, &err), NA_E_IO);
+    assert_string_equal(err.msg, NA_MAP_SHRANK_MSG);
+    assert_int_equal(na_map_get(m2, 0, 16, &p2, &err), NA_OK);
+    na_map_close(m);
+    /* m2's window is gone: its addresses are no longer ours */
+    na_map_close(m2);
+    assert_int_equal(na_map_sigbus(p2), 0);
+    assert_int_equal(na_map_shrinks(), s0 + 1);
+    unlink(path);
+}
+
 /* ---- the committed corpus ------------------------------------------- */
 
 /* Files whose refusal comes from sniffing (input.c), not from this reader,
@@ -619,8 +664,8 @@ int main(void)
         cmocka_unit_test(test_prefix_rules),  cmocka_unit_test(test_json_rules),
         cmocka_unit_test(test_duplicates),    cmocka_unit_test(test_tensor_rules),
         cmocka_unit_test(test_layout_rules),  cmocka_unit_test(test_many_tensors),
-        cmocka_unit_test(test_mapfile),       cmocka_unit_test(test_bad_corpus),
-        cmocka_unit_test(test_scan_across_windows),
+        cmocka_unit_test(test_mapfile),       cmocka_unit_test(test_mapfile_sigbus),
+        cmocka_unit_test(test_bad_corpus),    cmocka_unit_test(test_scan_across_windows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

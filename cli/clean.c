@@ -639,7 +639,9 @@ static int fit_all(crun_t *c)
              * array, whose rows are pickles), whose rows the writer can
              * copy selectively: --together can name it, and it then loses
              * its partners' samples (join_groups). */
-            e->rowcopy = ((st == NA_OK && (!t.src.read || t.vlen)) ||
+            int refs = st == NA_OK && !t.src.read && !strcmp(err.msg, NA_HDF5_REASON_REFS) &&
+                       !strcmp(c->r.format, "hdf5"); /* rows_copy refuses them */
+            e->rowcopy = !refs && ((st == NA_OK && (!t.src.read || t.vlen)) ||
                           (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID &&
                            !strcmp(c->r.format, "hdf5"))) &&
                          !t.part && e->ndim >= 1 && c->samples && na_writer_rowcopy(c->r.format);

@@ -146,6 +146,10 @@ const char *na_hdf5_detail(const na_input_t *in, size_t i);
  * Soft links are not listed. Other formats, or one link: 0, *names
  * NULL, *more 0. The names stay valid until the input is closed. */
 #define NA_HDF5_MAX_ALIASES 64
+/* The skip reason of an HDF5 dataset (or compound field) of object or
+ * region references (hdf5_types.c): clean cannot select its rows, since
+ * a reference names an object of the input (cli/clean.c). */
+#define NA_HDF5_REASON_REFS "references"
 size_t na_hdf5_aliases(const na_input_t *in, size_t i, const char *const **names,
                        uint64_t *more);
 

@@ -116,7 +116,10 @@ PY
 
 # Refused, one line each, nothing written.
 expect_exit 2 "$N" clean refs.h5 --together /x,/refs -o bad.h5
-expect_stderr_contains "refs.h5: /refs: holds object references, whose rows clean cannot select; leave it out of --together"
+expect_stderr_contains "refs.h5: --together: '/refs' is not cleaned (references), so it cannot lose samples with its partners"
+# and the misalignment hint does not suggest --together for it
+expect_exit 2 "$N" clean refs.h5 -o bad.h5
+expect_stderr_contains "would misalign it with '/refs' (both have 100 rows), which clean copies unchanged (references); use --allow-misaligned if they are unrelated"
 expect_exit 3 "$N" clean lzf.h5 --together /x,/s -o bad.h5
 expect_stderr_contains "lzf.h5: /s: HDF5 filter 32000 (lzf) is not available in this libhdf5 (plugins are searched in HDF5_PLUGIN_PATH); clean cannot copy its rows; nothing written"
 expect_exit 2 "$N" clean lab.h5 --together /x,/scalar -o bad.h5

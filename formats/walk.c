@@ -14,7 +14,8 @@
  *    itself is a symlink loop (error), reached twice otherwise it is
  *    walked once;
  *  - in a directory, a file whose content is not a supported format is
- *    skipped with a reason (config.json, README.md, tokenizer files),
+ *    skipped with a reason (config.json, README.md, tokenizer files; a
+ *    FIFO, socket or device too),
  *    unless its name claims a checkpoint (*.safetensors, *.bin, ...) or
  *    its content is a data format we cannot read yet (HDF5, netCDF-3):
  *    then it is an error, so that unaudited data never passes silently;
@@ -431,14 +432,20 @@ static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir)
 {
     struct stat sb;
     na_err_t e;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    int have = stat(path, &sb) == 0;
+    if (have && S_ISDIR(sb.st_mode))
         return walk_dir(c, path, &sb, from_dir);
     na_probe_t p;
     na_status_t st = na_probe_path(path, c->raw_mode, &p, NULL, &e);
     if (st == NA_E_NOMEM)
         return nomem(c);
+    /* A FIFO, socket or device found in a folder is plainly not data
+     * (skipped, as a README is) unless its name claims a checkpoint;
+     * named as an argument, it is an error (the user asked for it). */
+    int special = have && !S_ISREG(sb.st_mode);
     if (st != NA_OK)
-        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, 1, e.msg);
+        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir,
+                         !(from_dir && special && !name_claims_data(path)), e.msg);
     return add_file(c, path, &p, from_dir);
 }
 

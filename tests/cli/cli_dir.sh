@@ -27,6 +27,22 @@ expect_stderr_contains "nanaudit: $T/d: nothing to audit: no supported data file
 cp "$T/stdout" "$T/none.json"
 expect_json "$T/none.json" 'len(j["skipped"])' '2'
 expect_json "$T/none.json" 'j["summary"]["exit_code"]' '3'
+# a FIFO or socket in a folder is skipped, not an error (tenth fresh-user
+# round), unless its name claims a checkpoint; named, it is an error
+mkdir "$T/sp"
+make_st "$T/sp/w.safetensors" '{"tensors":[{"name":"w","dtype":"F32","shape":[2],"values":[1,2]}]}'
+mkfifo "$T/sp/fifo"
+"$NA_PYTHON" -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$T/sp/sock" ||
+    fail "making the socket"
+expect_exit 0 "$NANAUDIT" scan --format json "$T/sp"
+cp "$T/stdout" "$T/sp.json"
+expect_json "$T/sp.json" '[(s["path"][-4:], s["reason"]) for s in j["skipped"]]' \
+    '[["fifo", "not a regular file (FIFO)"], ["sock", "not a regular file (socket)"]]'
+expect_exit 3 "$NANAUDIT" scan "$T/sp/fifo"
+expect_stderr_contains "nanaudit: $T/sp/fifo: not a regular file (FIFO)"
+mkfifo "$T/sp/x.safetensors"
+expect_exit 3 "$NANAUDIT" scan "$T/sp"
+expect_stderr_contains "nanaudit: $T/sp/x.safetensors: not a regular file (FIFO)"
 # info names the input too (tenth fresh-user round: no path)
 expect_exit 3 "$NANAUDIT" info "$T/d"
 expect_stderr_contains "nanaudit: $T/d: nothing to show: no supported data file"

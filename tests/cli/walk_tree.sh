@@ -3,8 +3,8 @@
 # (symlinks into blobs/), a sharded checkpoint with its index, hidden
 # entries, README/config.json skipped and listed, a file reached twice
 # audited once, and the errors: a Git LFS pointer named model.safetensors,
-# a symlink loop, a dangling symlink, a FIFO (no hang); a directory with
-# nothing to audit is exit 3.
+# a symlink loop, a dangling symlink; a FIFO is skipped (no hang); a
+# directory with nothing to audit is exit 3.
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || fail "cd"
 
@@ -76,7 +76,8 @@ expect_exit 3 "$NANAUDIT" scan dang
 expect_stderr_contains "dang/x.safetensors: No such file or directory"
 mkdir fifo && mkfifo fifo/p
 expect_exit 3 timeout 20 "$NANAUDIT" scan fifo
-expect_stderr_contains "fifo/p: not a regular file (FIFO)"
+expect_stderr_contains "fifo: nothing to audit: no supported data file"
+expect_stdout_contains "skipped: fifo/p (not a regular file (FIFO))"
 
 # --dtype: every (non-hidden) regular file of the directory is raw data
 mkdir rawdir

@@ -369,13 +369,23 @@ static ix_entry_t *find(na_index_t *ix, const char *name)
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
+/* The first NOTE_SHOWN problems of a shard, joined by "; " into
+ * first->msg (as far as it holds them); all of them counted in *nprob.
+ * The line then says how many more there are. */
+#define NOTE_SHOWN 3
 static void note(size_t *nprob, na_err_t *first, const char *fmt, ...)
 {
-    if ((*nprob)++ != 0)
+    if ((*nprob)++ >= NOTE_SHOWN)
         return;
+    size_t at = strlen(first->msg);
+    if (at > 0 && at + 2 < sizeof first->msg) {
+        memcpy(first->msg + at, "; ", 3);
+        at += 2;
+    }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(first->msg, sizeof first->msg, fmt, ap);
+    if (at + 1 < sizeof first->msg)
+        vsnprintf(first->msg + at, sizeof first->msg - at, fmt, ap);
     va_end(ap);
 }
 
@@ -421,10 +431,10 @@ na_status_t na_index_check_shard(na_index_t *ix, size_t i, const char *const *na
     }
     if (nprob == 0)
         return NA_OK;
-    if (nprob == 1)
+    if (nprob <= NOTE_SHOWN)
         return na_err_set(err, NA_E_FORMAT, "%s", first.msg);
     return na_err_set(err, NA_E_FORMAT, "%s (and %zu more index problems)", first.msg,
-                      nprob - 1);
+                      nprob - NOTE_SHOWN);
 }
 
 na_status_t na_index_finish(na_index_t *ix, na_err_t *err)

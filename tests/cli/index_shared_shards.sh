@@ -43,6 +43,12 @@ expect_exit 0 "$N" info ck/good.index.json dot.index.json
 # a name of only "." and "/" names no file
 expect_exit 3 "$N" scan ck/empty.index.json
 expect_stderr_contains "index: weight_map entry of tensor 'a' is not a file name"
+# problems of one shard: the first three said, the rest counted (tenth
+# fresh-user round: "(and 3 more index problems)" showed none of them)
+printf '{"weight_map": {"a": "s2.safetensors", "b": "s2.safetensors", "c": "s2.safetensors", "d": "s1.safetensors", "e": "s1.safetensors"}}' > ck/many.index.json
+expect_exit 3 "$N" scan -q ck/many.index.json
+expect_stderr_contains "nanaudit: ck/many.index.json: tensor 'a' is in shard 's1.safetensors' but the index puts it in 's2.safetensors'; tensor 'b' is in shard 's1.safetensors' but the index puts it in 's2.safetensors'; tensor 'd' is in the index (shard 's1.safetensors') but not in that shard (and 1 more index problems)"
+rm ck/many.index.json
 # a folder of several indexes: every shard audited once
 rm ck/wrong.index.json ck/empty.index.json
 expect_exit 3 "$N" scan --format json ck

@@ -233,10 +233,11 @@ static void test_shard_errors(void **state)
     expect("{\"metadata\":{\"total_size\":7017},\"weight_map\":{\"z\":\"b.safetensors\","
            "\"y\":\"a.safetensors\",\"x\":\"a.safetensors\"}}", NA_E_FORMAT,
            "index metadata.total_size is 7017 bytes but the shards hold 3 bytes of tensor data");
-    /* several problems in one shard: the first, and how many more */
+    /* several problems in one shard: the first three, and how many more */
     expect("{\"weight_map\":{\"v\":\"a.safetensors\",\"w\":\"a.safetensors\"}}", NA_E_FORMAT,
-           "tensor 'x' is in shard 'a.safetensors' but not in the index (and 3 more index "
-           "problems)");
+           "tensor 'x' is in shard 'a.safetensors' but not in the index; tensor 'y' is in shard "
+           "'a.safetensors' but not in the index; tensor 'v' is in the index (shard "
+           "'a.safetensors') but not in that shard (and 1 more index problems)");
 }
 
 static void test_load_errors(void **state)

@@ -1674,8 +1674,9 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
     fit_fold(&F);
     int any_pass = 0;
     for (uint64_t f = 0; f < nf; f++) {
-        if (!ct->fixed)
-            ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > F.s0[f].missing;
+        if (!ct->fixed) /* zero and value=X need no statistic: they fill it too */
+            ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > F.s0[f].missing &&
+                                      o->nonfinite != NA_NF_ZERO && o->nonfinite != NA_NF_VALUE;
         else if (ct->feat[f].passthrough && F.s0[f].finite) {
             /* fitted without finite values: no parameters for these */
             st = na_err_set(err, NA_E_USAGE, "%s: feature %llu had no finite value when the "

@@ -255,6 +255,11 @@ na_status_t na_map_get(na_map_t *m, uint64_t off, size_t len, const uint8_t **pt
                        na_err_t *err);
 /* Read small ranges (headers) by pread into buf. */
 na_status_t na_map_pread(na_map_t *m, uint64_t off, size_t len, void *buf, na_err_t *err);
+/* NA_E_IO "file shrank from A to B bytes while being read" (and a shrink
+ * counted in na_map_shrinks) when the file is now shorter than when it
+ * was opened; for readers that do not map it (formats/hdf5.c: libhdf5
+ * reads a truncated file's missing chunks as zeros). NA_OK otherwise. */
+na_status_t na_map_check_size(na_map_t *m, na_err_t *err);
 void na_map_close(na_map_t *m);
 
 /* A file truncated by another process while one of its windows is read

@@ -115,12 +115,16 @@ static void h5_reap(h5_input_t *h, int force)
     h->pid = -1;
 }
 
-/* The child is gone or stuck: record why (once) and stop it. */
-static na_status_t h5_dead(h5_input_t *h, int timed_out, na_err_t *err)
+/* The child is gone or stuck: record why (once) and stop it. timed_out
+ * 2: the file shrank while the child read it (why: h5_shrank's text). */
+static na_status_t h5_dead_why(h5_input_t *h, int timed_out, const char *why, na_err_t *err)
 {
     if (h->dead == NULL) {
-        char msg[200];
-        if (timed_out) {
+        char msg[NA_ERR_LEN];
+        if (timed_out == 2) {
+            kill(h->pid, SIGKILL);
+            snprintf(msg, sizeof msg, "%s", why);
+        } else if (timed_out) {
             kill(h->pid, SIGKILL);
             snprintf(msg, sizeof msg,
                      "libhdf5 did not answer within %g s (--hdf5-timeout): reader stopped",
@@ -145,11 +149,25 @@ static na_status_t h5_dead(h5_input_t *h, int timed_out, na_err_t *err)
                      WEXITSTATUS(st));
         }
         h->dead = strdup(msg);
-        h->dead_st = NA_E_FORMAT;
+        h->dead_st = timed_out == 2 ? NA_E_IO : NA_E_FORMAT;
         if (h->dead == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
     }
     return na_err_set(err, h->dead_st, "%s", h->dead);
+}
+
+static na_status_t h5_dead(h5_input_t *h, int timed_out, na_err_t *err)
+{
+    return h5_dead_why(h, timed_out, NULL, err);
+}
+
+/* 1 with the message in e when the file is shorter than when it was
+ * opened: libhdf5 reads a chunk past the new end as zeros (a NaN would
+ * be missed, exit 0) or spins on a cut heap, so every answer of the
+ * child, and every second of a wait for one, is checked. */
+static int h5_shrank(h5_input_t *h, na_err_t *e)
+{
+    return h->map != NULL && na_map_check_size(h->map, e) != NA_OK;
 }
 
 /* Wait for the next message header (timeout per message). */
@@ -158,9 +176,20 @@ static na_status_t h5_recv_hdr(h5_input_t *h, h5p_hdr_t *hd, na_err_t *err)
     if (h->dead != NULL)
         return na_err_set(err, h->dead_st, "%s", h->dead);
     struct pollfd pf = {h->sock, POLLIN, 0};
-    int r;
-    while ((r = poll(&pf, 1, h->timeout_ms)) < 0 && errno == EINTR)
-        ;
+    int r, left = h->timeout_ms; /* -1: no limit */
+    for (;;) { /* in slices of a second at most, the file's size checked between */
+        int slice = left < 0 || left > 1000 ? 1000 : left;
+        r = poll(&pf, 1, slice);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r != 0)
+            break;
+        na_err_t e;
+        if (h5_shrank(h, &e))
+            return h5_dead_why(h, 2, e.msg, err);
+        if (left >= 0 && (left -= slice) <= 0)
+            break;
+    }
     if (r == 0)
         return h5_dead(h, 1, err);
     if (r < 0 || na_h5p_recv_all(h->sock, hd, sizeof *hd) != 0)
@@ -386,7 +415,8 @@ static na_status_t h5_request(h5_input_t *h, uint32_t type, size_t entry, uint64
     if (st != NA_OK) {
         free(*body);
         *body = NULL;
-        return st;
+        na_err_t e; /* libhdf5's complaint about a cut file: the cut said */
+        return h5_shrank(h, &e) ? na_err_set(err, NA_E_IO, "%s", e.msg) : st;
     }
     *len = hd.len;
     return NA_OK;
@@ -446,7 +476,7 @@ static na_status_t h5_read(void *ctx, uint64_t off, size_t len, const uint8_t **
     return st;
 }
 
-static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
+static na_status_t h5_read2(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
                             na_err_t *err)
 {
     h5_input_t *h = s->h;
@@ -482,6 +512,19 @@ static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t
     free(body);
     if (st == NA_OK)
         *ptr = h->shm;
+    return st;
+}
+
+/* h5_read2, then the file's size: a window read after the file shrank
+ * is not data, whatever libhdf5 answered. */
+static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
+                            na_err_t *err)
+{
+    na_status_t st = h5_read2(s, off, len, ptr, err);
+    if (h5_shrank(s->h, err)) {
+        *ptr = NULL;
+        return NA_E_IO;
+    }
     return st;
 }
 

@@ -178,7 +178,7 @@ static void map_drop(na_map_t *m)
 /* Map a new window that starts at the page holding `off` and covers at
  * least [off, off+len): window_bytes beyond off when the file has them,
  * so that the following sequential requests are served from it. */
-static na_status_t map_window(na_map_t *m, uint64_t off, size_t len, na_err_t *err)
+na_status_t na_map_check_size(na_map_t *m, na_err_t *err)
 {
     struct stat st;
     if (fstat(m->fd, &st) != 0)
@@ -188,6 +188,14 @@ static na_status_t map_window(na_map_t *m, uint64_t off, size_t len, na_err_t *e
         return na_err_set(err, NA_E_IO, "file shrank from %llu to %llu bytes while being read",
                           (unsigned long long)m->file_size, (unsigned long long)st.st_size);
     }
+    return NA_OK;
+}
+
+static na_status_t map_window(na_map_t *m, uint64_t off, size_t len, na_err_t *err)
+{
+    na_status_t cs = na_map_check_size(m, err);
+    if (cs != NA_OK)
+        return cs;
     map_drop(m);
     uint64_t start = off - off % m->page;
     uint64_t want = (off - start) + (len > m->window_bytes ? len : m->window_bytes);

@@ -245,36 +245,54 @@ int cli_report_kind(const cli_opts_t *o, const char *path)
     return o->report_format;
 }
 
+/* One --report file: 0, or -1 after its line (a partly written regular
+ * file removed: a CI step uploads it, as clean removes its own). */
+static int write_report(const cli_opts_t *o, na_report_t *r, const char *path)
+{
+    FILE *fp = fopen(path, "w");
+    na_status_t st = NA_E_WRITE;
+    if (fp) {
+        switch (cli_report_kind(o, path)) {
+        case CLI_RF_JUNIT: st = na_report_write_junit(r, fp); break;
+        case CLI_RF_MARKDOWN: st = na_report_write_markdown(r, fp); break;
+        case CLI_RF_SARIF: st = na_report_write_sarif(r, fp); break;
+        default: st = na_report_write_json(r, fp);
+        }
+    }
+    struct stat sf;
+    int reg = fp && fstat(fileno(fp), &sf) == 0 && S_ISREG(sf.st_mode);
+    int e = fp ? (st == NA_OK && fclose(fp) == 0 ? 0 : errno) : errno;
+    if (fp && st != NA_OK)
+        fclose(fp);
+    if (st == NA_OK && !e)
+        return 0;
+    if (reg)
+        unlink(path);
+    cli_error(path, "cannot write report: %s", e ? strerror(e) : na_status_str(st));
+    return -1;
+}
+
 int cli_gate_write_reports(const cli_opts_t *o, na_report_t *r, int exit_code)
 {
     r->summary.exit_code = exit_code;
     int rc = exit_code;
+    unsigned char *ok = calloc(o->n_reports + 1, 1);
     for (size_t i = 0; i < o->n_reports; i++) {
-        const char *path = o->reports[i];
-        FILE *fp = fopen(path, "w");
-        na_status_t st = NA_E_WRITE;
-        if (fp) {
-            switch (cli_report_kind(o, path)) {
-            case CLI_RF_JUNIT: st = na_report_write_junit(r, fp); break;
-            case CLI_RF_MARKDOWN: st = na_report_write_markdown(r, fp); break;
-            case CLI_RF_SARIF: st = na_report_write_sarif(r, fp); break;
-            default: st = na_report_write_json(r, fp);
-            }
-        }
-        struct stat sf;
-        int reg = fp && fstat(fileno(fp), &sf) == 0 && S_ISREG(sf.st_mode);
-        int e = fp ? (st == NA_OK && fclose(fp) == 0 ? 0 : errno) : errno;
-        if (fp && st != NA_OK)
-            fclose(fp);
-        if (st != NA_OK || e) {
-            /* a half-written report is not left to be parsed (a CI step
-             * uploads it), as clean removes its own (clean.c) */
-            if (reg)
-                unlink(path);
-            cli_error(path, "cannot write report: %s", e ? strerror(e) : na_status_str(st));
+        int w = write_report(o, r, o->reports[i]) == 0;
+        if (ok)
+            ok[i] = (unsigned char)w;
+        if (!w)
             rc = cli_exit_merge(rc, 4); /* NA_E_WRITE and NA_E_NOMEM are both exit 4 */
-        }
     }
+    /* A report that failed made the run exit 4: the ones written say so
+     * too (they said the exit code before it, 1). */
+    if (rc != exit_code && ok) {
+        r->summary.exit_code = rc;
+        for (size_t i = 0; i < o->n_reports; i++)
+            if (ok[i])
+                write_report(o, r, o->reports[i]);
+    }
+    free(ok);
     return rc;
 }
 

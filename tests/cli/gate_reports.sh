@@ -18,6 +18,11 @@ expect_stderr_contains "--format: 'github' is not text or json"
 expect_exit 4 "$NANAUDIT" scan --report "$T/nodir/r.xml" --report "$T/ok.xml" "$F"
 expect_stderr_contains "nanaudit: $T/nodir/r.xml: cannot write report: No such file or directory"
 [ -s "$T/ok.xml" ] || fail "the writable report was not written"
+# the reports written say the run's exit code, 4 (eleventh fresh-user
+# round: they said 1)
+expect_exit 4 "$NANAUDIT" scan --report "$T/nodir/r.json" --report "$T/ok.json" --report "$T/ok.md" "$F"
+expect_json "$T/ok.json" '[j["summary"]["exit_code"], j["summary"]["failed"]]' '[4, true]'
+head -1 "$T/ok.md" | grep -qF '## nanaudit: ERROR (exit 4)' || fail "ok.md heading: $(head -1 "$T/ok.md")"
 if [ -w /dev/full ]; then
     expect_exit 4 "$NANAUDIT" scan --report /dev/full --report-format sarif "$F"
     expect_stderr_contains "nanaudit: /dev/full: cannot write report:"

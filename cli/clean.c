@@ -813,10 +813,12 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
 
 /* --together (issue 4): check the groups, then drop the union of the
  * members' dropped samples from every member. Refitting a member can
- * drop more rows (its statistics change without the partners' rows), so
- * this repeats until every member drops exactly the union; the union
- * only grows and is bounded by the rows, so it ends. 0 or an exit code
- * (2 for a bad group). */
+ * drop more rows or fewer (its statistics change without the partners'
+ * rows), so this repeats until every member drops exactly the union of
+ * the members' own drops; after JOIN_ROUNDS rounds the union only grows,
+ * bounded by the rows, so it ends. 0 or an exit code (2 for a bad
+ * group). */
+#define JOIN_ROUNDS 8
 static int join_groups(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
@@ -886,11 +888,24 @@ static int join_groups(crun_t *c)
             cli_error(c->r.input, "out of memory");
             return 4;
         }
-        for (int again = 1; again;) {
+        for (int again = 1, round = 0; again; round++) {
             again = 0;
+            /* u: the samples some member drops by its own steps, each
+             * fitted without the others' (the man page's rule), so that
+             * every drop has a member that made it: a sample only a
+             * member's first fit dropped, with its partners' rows still
+             * in its statistics, is dropped by no one in the end
+             * (eleventh fresh-user round). Should that not settle in
+             * JOIN_ROUNDS rounds, the union only grows from then on,
+             * which ends (it is bounded by the rows). */
+            int grow = round >= JOIN_ROUNDS;
+            if (!grow)
+                memset(u, 0, (size_t)rows);
             for (size_t i = 0; i < c->r.n; i++)
-                for (uint64_t r = 0; c->group[i] == g + 1 && r < rows; r++)
-                    u[r] |= na_clean_row(&c->r.e[i].ct, r) != 0;
+                for (uint64_t r = 0; c->group[i] == g + 1 && r < rows; r++) {
+                    unsigned st = na_clean_row(&c->r.e[i].ct, r);
+                    u[r] |= grow ? st != 0 : st != 0 && st != NA_CLEAN_ROW_JOINT;
+                }
             for (size_t i = 0; i < c->r.n; i++) {
                 if (c->group[i] != g + 1)
                     continue;
@@ -901,8 +916,7 @@ static int join_groups(crun_t *c)
                     continue;
                 if (c->r.e[i].rowfollow) { /* no values, no steps: only rows */
                     for (uint64_t r = 0; r < rows; r++)
-                        if (u[r])
-                            na_clean_row_set(&c->r.e[i].ct, r, NA_CLEAN_ROW_JOINT);
+                        na_clean_row_set(&c->r.e[i].ct, r, u[r] ? NA_CLEAN_ROW_JOINT : 0);
                     continue;
                 }
                 int rc = refit_joint(c, i, u);

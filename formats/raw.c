@@ -410,6 +410,11 @@ static na_status_t raw_setup(raw_input_t *r, int fd, const na_open_opts_t *o, na
         return na_err_set(err, NA_E_UNSUPPORTED, "unsupported dtype %s for raw data",
                           na_dtype_name(o->raw_dtype));
     }
+    if (o->raw_dtype == NA_DT_F80 && o->raw_endian == NA_BIG) {
+        close(fd);
+        return na_err_set(err, NA_E_UNSUPPORTED, "F80 (the x87 80-bit type) is little-endian "
+                          "only: --endian big does not apply");
+    }
     if (fstat(fd, &sb) != 0) {
         int e = errno;
         close(fd);
@@ -417,7 +422,10 @@ static na_status_t raw_setup(raw_input_t *r, int fd, const na_open_opts_t *o, na
     }
     r->dtype = o->raw_dtype;
     r->endian = o->raw_endian;
-    r->esize = bits / 8;
+    /* F80, the x87 80-bit type, as numpy's np.longdouble(...).tofile()
+     * writes it on x86-64 (and C's long double in memory): 16-byte slots,
+     * the value in the first 10 bytes, as an .npy '<f16' (npy.c) */
+    r->esize = o->raw_dtype == NA_DT_F80 ? 16 : bits / 8;
     r->base.file_size = (uint64_t)sb.st_size;
     uint8_t magic[2] = {0, 0};
     ssize_t got = r->base.file_size >= 2 ? pread(fd, magic, 2, 0) : 0;

@@ -476,8 +476,9 @@ static na_status_t h5_read(void *ctx, uint64_t off, size_t len, const uint8_t **
     return st;
 }
 
-static na_status_t h5_read2(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
-                            na_err_t *err)
+/* One window of entry s: mapped, inflated here, or read by the child. */
+static na_status_t h5_read_window(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
+                                  na_err_t *err)
 {
     h5_input_t *h = s->h;
     const h5_entry_t *x = &h->ents[s->entry];
@@ -515,12 +516,12 @@ static na_status_t h5_read2(h5_src_t *s, uint64_t off, size_t len, const uint8_t
     return st;
 }
 
-/* h5_read2, then the file's size: a window read after the file shrank
- * is not data, whatever libhdf5 answered. */
+/* h5_read_window, then the file's size: a window read after the file
+ * shrank is not data, whatever libhdf5 answered. */
 static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
                             na_err_t *err)
 {
-    na_status_t st = h5_read2(s, off, len, ptr, err);
+    na_status_t st = h5_read_window(s, off, len, ptr, err);
     if (h5_shrank(s->h, err)) {
         *ptr = NULL;
         return NA_E_IO;

@@ -1568,10 +1568,6 @@ static void vl_release(vl_mem_t *m)
     m->oom = 0;
 }
 
-/* Dataset elements of e: its sequences (1 for a scalar, 0 for a null
- * dataspace). */
-static uint64_t vl_rows(const c_ent_t *e) { return e->rows; }
-
 /* libhdf5 sizes its conversion buffer by each sequence's stored length
  * and clears it before it reads the heap object (H5T__conv_vlen), so one
  * damaged length of 2^32 - 1 touches 16 GiB before vl_alloc is asked for
@@ -1705,7 +1701,7 @@ static na_status_t vl_measure(child_t *c, size_t entry, char *msg, size_t cap)
     free(c->vl_pre);
     c->vl_pre = NULL;
     c_ent_t *e = &c->ents[entry];
-    uint64_t n = vl_rows(e);
+    uint64_t n = e->rows; /* its sequences: 1 for a scalar, 0 for a null dataspace */
     if (c_open_cur(c, entry) < 0) {
         char cause[200];
         h5_cause(cause, sizeof cause);
@@ -1792,7 +1788,7 @@ static void c_vlen(child_t *c, const h5p_read_t *rq)
         c_fail(c, st, "%s", msg);
         return;
     }
-    uint64_t total = c->vl_pre[vl_rows(&c->ents[rq->entry])];
+    uint64_t total = c->vl_pre[c->ents[rq->entry].rows];
     if (na_h5p_send(c->sock, H5P_DATA, 0, &total, sizeof total, NULL, 0) != 0)
         c_die(c);
 }
@@ -1815,7 +1811,7 @@ static void c_read_vlen(child_t *c, c_ent_t *e, const h5p_read_t *rq)
         c_fail(c, NA_E_FORMAT, "cannot open the dataset: %s", cause);
         return;
     }
-    const uint64_t *pre = c->vl_pre, n = vl_rows(e), es = e->esize;
+    const uint64_t *pre = c->vl_pre, n = e->rows, es = e->esize;
     uint64_t first = rq->first, end = rq->first + rq->count;
     if (rq->count > c->shm_bytes / es || first > pre[n] || rq->count > pre[n] - first) {
         c_fail(c, NA_E_INTERNAL, "read of values %llu..+%llu outside the %llu values or the "

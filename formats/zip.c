@@ -262,7 +262,9 @@ static na_status_t zip64_local(na_zip_t *z, size_t i, uint64_t loff, size_t nlen
         return na_err_set(err, NA_E_NOMEM, "out of memory");
     st = zip_bytes(z, e->name, "local name and extra field", loff + 30, b, ln + lx, err);
     uint64_t v[3] = {le32(h + 22), le32(h + 18), 0};
-    if (st == NA_OK && memcmp(b, e->name, ln) != 0)
+    /* e->name ends at a NUL the central name may hold: compare lengths
+     * first (the fuzzer's find: memcmp read past a shorter name) */
+    if (st == NA_OK && (strlen(e->name) != ln || memcmp(b, e->name, ln) != 0))
         st = na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': the local header at offset "
                         "%llu names another member", e->name, (unsigned long long)loff);
     if (st == NA_OK)

@@ -162,6 +162,14 @@ static na_status_t get_num(const pctx_t *c, const yaml_node_t *n, const char *ke
     const char *s = scalar(n);
     if (!s || !*s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return bad(c, n, "%s: expected a number", key);
+    /* Decimal only: YAML 1.1 (PyYAML) reads 010 as octal 8 and 1.2 as
+     * 10, and 0x10 / 0o10 are 1.2 forms that 1.1 reads as strings; a
+     * gate's limit must read the same in every tool. */
+    const char *d = s + (*s == '-' || *s == '+');
+    if ((d[0] == '0' && d[1] >= '0' && d[1] <= '9') ||
+        (d[0] == '0' && (d[1] == 'x' || d[1] == 'X' || d[1] == 'o' || d[1] == 'O')))
+        return bad(c, n, "%s: '%.60s' is not a decimal number (YAML 1.1 and 1.2 read it "
+                   "differently)", key, s);
     if (na_parse_double(s, v))
         return bad(c, n, "%s: '%.60s' is not a finite number", key, s);
     return NA_OK;

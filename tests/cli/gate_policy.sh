@@ -72,6 +72,14 @@ printf 'version: 2\n' | bad 1 "version: only version 1 is known"
 printf 'defaults:\n  max_abs: 1\n' | bad 1 "missing 'version: 1'"
 printf 'version: 1\ndefaults:\n  max_abs: big\n' | bad 3 "max_abs: 'big' is not a finite number"
 printf 'version: 1\ndefaults:\n  max_abs: -1\n' | bad 3 "max_abs: -1 is below 0"
+# (eleventh fresh-user round) 010 was 10 here and 8 in PyYAML; 0x10 was
+# read, 0o10 refused: decimal only
+for v in 010 0x10 0o10 -07; do
+    printf 'version: 1\ndefaults:\n  max_abs: %s\n' "$v" |
+        bad 3 "max_abs: '$v' is not a decimal number (YAML 1.1 and 1.2 read it differently)"
+done
+printf 'version: 1\ndefaults:\n  max_abs: 0.5\n  max_nan_fraction: 0\n' >"$T/dec.yaml"
+expect_exit 3 "$NANAUDIT" scan --policy "$T/dec.yaml" "$T/does-not-exist.safetensors"
 printf 'version: 1\ndefaults:\n  max_abs: "5"\n' | bad 3 "max_abs: expected a number"
 printf 'version: 1\ndefaults:\n  max_nan_fraction: 2\n' | bad 3 "max_nan_fraction: 2 is not a fraction from 0 to 1"
 printf 'version: 1\ndefaults:\n  fail_on: [nan, boom]\n' | bad 3 "fail_on: unknown kind 'boom'"

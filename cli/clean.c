@@ -1577,11 +1577,16 @@ static void build_cmdline(crun_t *c)
     }
 }
 
+static int clean_report_write(void *ctx, FILE *fp)
+{
+    return cli_clean_report_json(ctx, fp);
+}
+
 static int finish(crun_t *c, int rc)
 {
     /* A read the steps above did not check (they all do): exit 3 all the
      * same, never a result computed from the zeros (cli/sigbus.c) */
-    if (rc < 3 && rc != 2 && !c->r.written && shrank(c)) {
+    if ((rc == 0 || rc == 1) && !c->r.written && shrank(c)) {
         cli_error(c->r.input, "%s; nothing written", NA_MAP_SHRANK_MSG);
         rc = 3;
     }
@@ -1596,19 +1601,10 @@ static int finish(crun_t *c, int rc)
      * with one line, and the report on stdout says exit_code 4. A
      * regular file left half written is removed, not left to be read. */
     if (o->report && !usage) {
-        FILE *f = fopen(o->report, "w");
-        int bad = !f || cli_clean_report_json(&c->r, f) != 0 || fflush(f) != 0;
-        int e = errno;
-        struct stat sf;
-        int reg = f && fstat(fileno(f), &sf) == 0 && S_ISREG(sf.st_mode);
-        if (f && fclose(f) != 0 && !bad) {
-            bad = 1;
-            e = errno;
-        }
-        if (bad) {
-            cli_error(o->report, "cannot write the report: %s", strerror(e));
-            if (reg)
-                unlink(o->report);
+        int e = cli_write_report_file(o->report, clean_report_write, &c->r);
+        if (e) {
+            cli_error(o->report, "cannot write the report: %s",
+                      e > 0 ? strerror(e) : "out of memory");
             rc = cli_exit_merge(rc, 4);
             c->r.exit_code = rc;
         }

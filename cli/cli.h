@@ -16,6 +16,7 @@
 #include "nanaudit.h"
 
 #include <signal.h> /* sig_atomic_t */
+#include <stdio.h>  /* FILE */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -209,6 +210,11 @@ enum { CLI_RF_JSON = 0, CLI_RF_JUNIT, CLI_RF_MARKDOWN, CLI_RF_SARIF };
 /* CLI_RF_* of a --report path: by extension (.json, .xml, .md/.markdown,
  * .sarif; ASCII case ignored), else --report-format (default JSON). */
 int cli_report_kind(const cli_opts_t *o, const char *path);
+/* Write a report file with write(ctx, fp) (0 or -1): 0, or the errno of
+ * the failure (-1 when the writer failed without one: out of memory),
+ * after removing a partly written regular file. scan's --report and
+ * clean's use it. */
+int cli_write_report_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ctx);
 /* The checks for tensor `name`: --policy defaults, the flags (with
  * --fail-on's mask), then the policy's matching rules. */
 void cli_gate_checks(const cli_opts_t *o, const char *name, na_checks_t *c);

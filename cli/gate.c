@@ -245,31 +245,49 @@ int cli_report_kind(const cli_opts_t *o, const char *path)
     return o->report_format;
 }
 
-/* One --report file: 0, or -1 after its line (a partly written regular
- * file removed: a CI step uploads it, as clean removes its own). */
-static int write_report(const cli_opts_t *o, na_report_t *r, const char *path)
+int cli_write_report_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ctx)
 {
     FILE *fp = fopen(path, "w");
-    na_status_t st = NA_E_WRITE;
-    if (fp) {
-        switch (cli_report_kind(o, path)) {
-        case CLI_RF_JUNIT: st = na_report_write_junit(r, fp); break;
-        case CLI_RF_MARKDOWN: st = na_report_write_markdown(r, fp); break;
-        case CLI_RF_SARIF: st = na_report_write_sarif(r, fp); break;
-        default: st = na_report_write_json(r, fp);
-        }
-    }
+    int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0;
+    int e = errno;
     struct stat sf;
     int reg = fp && fstat(fileno(fp), &sf) == 0 && S_ISREG(sf.st_mode);
-    int e = fp ? (st == NA_OK && fclose(fp) == 0 ? 0 : errno) : errno;
-    if (fp && st != NA_OK)
-        fclose(fp);
-    if (st == NA_OK && !e)
+    if (fp && fclose(fp) != 0 && !bad) { /* buffered: often only fclose fails */
+        bad = 1;
+        e = errno;
+    }
+    if (!bad)
         return 0;
-    if (reg)
+    if (reg) /* a half-written report is not left to be parsed (a CI step uploads it) */
         unlink(path);
-    cli_error(path, "cannot write report: %s", e ? strerror(e) : na_status_str(st));
-    return -1;
+    return e > 0 ? e : -1;
+}
+
+typedef struct gate_report {
+    const cli_opts_t *o;
+    na_report_t *r;
+    const char *path;
+} gate_report_t;
+
+static int gate_write(void *ctx, FILE *fp)
+{
+    const gate_report_t *g = ctx;
+    switch (cli_report_kind(g->o, g->path)) {
+    case CLI_RF_JUNIT: return na_report_write_junit(g->r, fp) == NA_OK ? 0 : -1;
+    case CLI_RF_MARKDOWN: return na_report_write_markdown(g->r, fp) == NA_OK ? 0 : -1;
+    case CLI_RF_SARIF: return na_report_write_sarif(g->r, fp) == NA_OK ? 0 : -1;
+    default: return na_report_write_json(g->r, fp) == NA_OK ? 0 : -1;
+    }
+}
+
+/* One --report file: 0, or -1 after its line. */
+static int write_report(const cli_opts_t *o, na_report_t *r, const char *path)
+{
+    gate_report_t g = {o, r, path};
+    int e = cli_write_report_file(path, gate_write, &g);
+    if (e)
+        cli_error(path, "cannot write report: %s", e > 0 ? strerror(e) : "out of memory");
+    return e ? -1 : 0;
 }
 
 int cli_gate_write_reports(const cli_opts_t *o, na_report_t *r, int exit_code)

@@ -149,12 +149,12 @@ static int shard_check(const na_walk_t *w, const na_walk_item_t *it, na_input_t 
 {
     int rc = 0;
     for (size_t j = 0; it->from_index && j <= it->n_more; j++) { /* every index naming it */
-        size_t k = j ? it->more[j - 1][0] : it->index_id;
+        size_t k, shard;
+        na_walk_shard_ref(it, j, &k, &shard);
         na_err_t err = {{0}};
         if (w->indexes[k] == NULL || bad[k])
             continue;
-        na_status_t st = cli_shard_check(w->indexes[k], j ? it->more[j - 1][1] : it->shard_no,
-                                         in, &err);
+        na_status_t st = cli_shard_check(w->indexes[k], shard, in, &err);
         if (st == NA_OK)
             continue;
         bad[k] = 1;

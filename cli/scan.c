@@ -192,10 +192,10 @@ static size_t index_slot(scan_run_t *s, size_t k)
 static void shard_check(scan_run_t *s, const na_walk_item_t *it, na_input_t *in)
 {
     for (size_t j = 0; j <= it->n_more; j++) {
-        size_t k = j ? it->more[j - 1][0] : it->index_id;
+        size_t k, shard;
+        na_walk_shard_ref(it, j, &k, &shard);
         na_err_t err = {{0}};
-        na_status_t st = cli_shard_check(s->walk.indexes[k], j ? it->more[j - 1][1] : it->shard_no,
-                                         in, &err);
+        na_status_t st = cli_shard_check(s->walk.indexes[k], shard, in, &err);
         size_t slot = st == NA_OK ? SIZE_MAX : index_slot(s, k);
         if (slot != SIZE_MAX)
             file_error(s, slot, st, err.msg[0] ? err.msg : na_status_str(st));

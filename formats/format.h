@@ -329,6 +329,15 @@ typedef struct na_walk_item {
     char *error;             /* non-NULL: open/stat problem -> exit 3 */
 } na_walk_item_t;
 
+/* The j-th index naming shard item it (j = 0 .. it->n_more): j 0 is
+ * index_id/shard_no, the others more[j - 1]. */
+static inline void na_walk_shard_ref(const na_walk_item_t *it, size_t j, size_t *index_id,
+                                     size_t *shard_no)
+{
+    *index_id = j ? it->more[j - 1][0] : it->index_id;
+    *shard_no = j ? it->more[j - 1][1] : it->shard_no;
+}
+
 typedef struct na_walk {
     size_t n, cap;
     na_walk_item_t *items;

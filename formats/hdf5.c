@@ -115,13 +115,13 @@ static void h5_reap(h5_input_t *h, int force)
     h->pid = -1;
 }
 
-/* The child is gone or stuck: record why (once) and stop it. timed_out
- * 2: the file shrank while the child read it (why: h5_shrank's text). */
+/* The child is gone or stuck: record why (once) and stop it. why, not
+ * NULL: the file shrank while the child read it (h5_shrank's text). */
 static na_status_t h5_dead_why(h5_input_t *h, int timed_out, const char *why, na_err_t *err)
 {
     if (h->dead == NULL) {
         char msg[NA_ERR_LEN];
-        if (timed_out == 2) {
+        if (why != NULL) {
             kill(h->pid, SIGKILL);
             snprintf(msg, sizeof msg, "%s", why);
         } else if (timed_out) {
@@ -137,19 +137,19 @@ static na_status_t h5_dead_why(h5_input_t *h, int timed_out, const char *why, na
         while ((r = waitpid(h->pid, &st, 0)) < 0 && errno == EINTR)
             ;
         h->pid = -1;
-        if (r > 0 && !timed_out && WIFSIGNALED(st)) {
+        if (r > 0 && !timed_out && !why && WIFSIGNALED(st)) {
             const char *abbr = sigabbrev_np(WTERMSIG(st));
             if (abbr != NULL)
                 snprintf(msg, sizeof msg, "libhdf5 crashed reading this file: SIG%s", abbr);
             else
                 snprintf(msg, sizeof msg, "libhdf5 crashed reading this file: signal %d",
                          WTERMSIG(st));
-        } else if (r > 0 && !timed_out && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+        } else if (r > 0 && !timed_out && !why && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
             snprintf(msg, sizeof msg, "HDF5 reader process failed (exit status %d, out of memory?)",
                      WEXITSTATUS(st));
         }
         h->dead = strdup(msg);
-        h->dead_st = timed_out == 2 ? NA_E_IO : NA_E_FORMAT;
+        h->dead_st = why != NULL ? NA_E_IO : NA_E_FORMAT;
         if (h->dead == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
     }
@@ -186,7 +186,7 @@ static na_status_t h5_recv_hdr(h5_input_t *h, h5p_hdr_t *hd, na_err_t *err)
             break;
         na_err_t e;
         if (h5_shrank(h, &e))
-            return h5_dead_why(h, 2, e.msg, err);
+            return h5_dead_why(h, 0, e.msg, err);
         if (left >= 0 && (left -= slice) <= 0)
             break;
     }
@@ -516,13 +516,15 @@ static na_status_t h5_read_window(h5_src_t *s, uint64_t off, size_t len, const u
     return st;
 }
 
-/* h5_read_window, then the file's size: a window read after the file
- * shrank is not data, whatever libhdf5 answered. */
+/* h5_read_window, then the file's size: a window libhdf5 read after the
+ * file shrank is not data, whatever it answered (a mapped window is
+ * checked by mapfile.c itself). */
 static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t **ptr,
                             na_err_t *err)
 {
     na_status_t st = h5_read_window(s, off, len, ptr, err);
-    if (h5_shrank(s->h, err)) {
+    int mapped = s->h->ents[s->entry].e.direct_offset != UINT64_MAX && s->h->map != NULL;
+    if (!mapped && h5_shrank(s->h, err)) {
         *ptr = NULL;
         return NA_E_IO;
     }

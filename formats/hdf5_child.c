@@ -33,6 +33,8 @@
  *    User's Guide, "Variable-length Datatypes"); the lengths' prefix
  *    sum (8 bytes per element, vl_measure) maps value ranges to rows.
  */
+#include "hdf5_gheap.h"
+#include "hdf5_inflate.h"
 #include "hdf5_msg.h"
 #include "hdf5_proto.h"
 #include "hdf5_types.h"
@@ -47,6 +49,7 @@
 #include <string.h>     /* memset, strlen, strstr */
 #include <sys/resource.h> /* getrlimit, setrlimit, RLIMIT_AS */
 #include <sys/socket.h> /* send, recv */
+#include <sys/stat.h>   /* fstat */
 #include <unistd.h>     /* _exit */
 
 int na_h5p_send(int fd, uint32_t type, uint32_t status, const void *a, uint64_t alen,
@@ -88,6 +91,7 @@ int na_h5p_recv_all(int fd, void *buf, uint64_t len)
 
 #if NA_HAVE_HDF5
 #include <hdf5.h>
+#include <zlib.h> /* uncompress: vl_check_heap */
 
 /* One servable entry: how to read it. */
 typedef struct c_ent {
@@ -1689,6 +1693,235 @@ static void vl_end(vl_pass_t *p)
     free(p->hv);
 }
 
+/* ---- stored descriptors checked against the global heap ------------------ */
+
+/* na_gheap_check's answer as a status. */
+static na_status_t gh_status(int cr)
+{
+    return cr == 0 ? NA_OK : cr == -1 ? NA_E_FORMAT : cr == -2 ? NA_E_IO : NA_E_NOMEM;
+}
+
+/* A chunk's stored bytes with its filters undone, into out (want bytes):
+ * shuffle and deflate, the pipelines hdf5_inflate.c also undoes (filter
+ * k skipped where bit k of mask is set). es: the shuffle filter's element
+ * size (its cd_values[0]; 0 if it has none, when libhdf5's shuffle fails
+ * too; libhdf5 leaves it out of vlen datasets' chunks, mask bit 0); bytes
+ * past the last whole element stay in place, as that filter leaves them.
+ * 0, or -1 with msg. */
+static int vc_unfilter(const int *ids, int nf, uint32_t mask, uint8_t *raw, uint64_t nraw,
+                       uint8_t *out, uint8_t *tmp, uint64_t want, uint32_t es, char *msg,
+                       size_t cap)
+{
+    uint8_t *cur = raw;
+    uint64_t ncur = nraw;
+    for (int i = nf - 1; i >= 0; i--) { /* undone last to first */
+        if (mask & (1u << i))
+            continue;
+        uint8_t *dst = cur == tmp ? out : tmp;
+        if (ids[i] == H5Z_FILTER_DEFLATE) {
+            uLongf got = (uLongf)want;
+            int zr = uncompress(dst, &got, cur, (uLong)ncur);
+            if (zr != Z_OK || got != want) {
+                snprintf(msg, cap, "deflate: %s (%lu of %llu bytes)",
+                         zr != Z_OK ? zError(zr) : "wrong size", (unsigned long)got,
+                         (unsigned long long)want);
+                return -1;
+            }
+        } else { /* shuffle: es planes of want / es bytes */
+            if (ncur != want || es == 0) {
+                snprintf(msg, cap, es == 0 ? "shuffle filter without an element size"
+                                           : "shuffled chunk of %llu bytes, not %llu",
+                         (unsigned long long)ncur, (unsigned long long)want);
+                return -1;
+            }
+            na_h5i_unshuffle(cur, dst, want / es, es);
+            memcpy(dst + want / es * es, cur + want / es * es, want % es);
+        }
+        cur = dst;
+        ncur = want;
+    }
+    if (ncur != want) {
+        snprintf(msg, cap, "%llu bytes stored, not %llu", (unsigned long long)ncur,
+                 (unsigned long long)want);
+        return -1;
+    }
+    if (cur != out)
+        memcpy(out, cur, want);
+    return 0;
+}
+
+/* Check every stored descriptor of the sequences of entry e (open in
+ * c->cur) with na_gheap_check before libhdf5 reads any (hdf5_gheap.h says
+ * why). Contiguous data is read from the file; chunks through
+ * H5Dread_chunk, with shuffle and deflate undone here; unallocated
+ * storage holds the fill value, which libhdf5 keeps itself. Not checked:
+ * compact and external storage, other filters, more than 2^24 chunk
+ * slots of which more than 1024 are allocated (chunks are found one
+ * slot at a time: H5Dget_chunk_info is quadratic in 1.10.8). */
+static na_status_t vl_check_heap(child_t *c, c_ent_t *e, char *msg, size_t cap)
+{
+    void *h = NULL;
+    hid_t fapl = H5Fget_access_plist(c->file), fcpl = H5Fget_create_plist(c->file);
+    size_t sa = 0, sl = 0;
+    hsize_t ub = 0;
+    int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+    int ok = sec2 && fcpl >= 0 && H5Pget_sizes(fcpl, &sa, &sl) >= 0 &&
+             H5Pget_userblock(fcpl, &ub) >= 0 && H5Fget_vfd_handle(c->file, fapl, &h) >= 0 &&
+             h != NULL;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    H5Eclear2(H5E_DEFAULT);
+    struct stat sb;
+    int fd = ok ? *(int *)h : -1;
+    if (!ok || fstat(fd, &sb) != 0)
+        return NA_OK; /* another driver: not checked */
+    na_gheap_t *g = na_gheap_new(fd, ub, (uint64_t)sb.st_size, (unsigned)sa, (unsigned)sl,
+                                 e->fbase);
+    if (g == NULL)
+        return NA_OK; /* sizes this checker does not know */
+    size_t dsz = na_gheap_desc_size(g);
+    na_status_t st = NA_OK;
+    hid_t dcpl = H5Dget_create_plist(c->cur);
+    H5D_layout_t lay = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    if (lay == H5D_CONTIGUOUS) {
+        haddr_t off = H5Dget_offset(c->cur); /* absolute; undefined: not stored here */
+        uint64_t n = e->rows, fsz = (uint64_t)sb.st_size;
+        enum { PIECE = 65536 };
+        uint8_t *buf = off == HADDR_UNDEF || n == 0 ? NULL : malloc(PIECE * dsz);
+        if (off != HADDR_UNDEF && n > 0 && (off > fsz || n > (fsz - off) / dsz)) {
+            snprintf(msg, cap, "the descriptors of %llu sequences at byte %llu run past the "
+                     "end of the file", (unsigned long long)n, (unsigned long long)off);
+            st = NA_E_FORMAT;
+        } else if (off != HADDR_UNDEF && n > 0 && buf == NULL) {
+            snprintf(msg, cap, "out of memory");
+            st = NA_E_NOMEM;
+        }
+        for (uint64_t r = 0; st == NA_OK && buf != NULL && r < n; r += PIECE) {
+            uint64_t k = n - r < PIECE ? n - r : PIECE;
+            ssize_t got = pread(fd, buf, k * dsz, (off_t)(off + r * dsz));
+            if (got != (ssize_t)(k * dsz)) {
+                snprintf(msg, cap, "reading the descriptors of sequences %llu..%llu: %s",
+                         (unsigned long long)r, (unsigned long long)(r + k - 1),
+                         got < 0 ? strerror(errno) : "the file ended early");
+                st = NA_E_IO;
+            }
+            for (uint64_t i = 0; st == NA_OK && i < k; i++) {
+                int cr = na_gheap_check(g, buf + i * dsz, r + i, msg, cap);
+                st = gh_status(cr);
+            }
+        }
+        free(buf);
+    } else if (lay == H5D_CHUNKED && e->chunked && e->ndim > 0) {
+        int nf = H5Pget_nfilters(dcpl), ids[2] = {-1, -1};
+        uint32_t shuf_es = 0;
+        for (int i = 0; i < nf && i < 2; i++) {
+            unsigned flags = 0, cdv[8];
+            size_t ncd = 8;
+            ids[i] = (int)H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cdv, 0, NULL, NULL);
+            if (ids[i] == H5Z_FILTER_SHUFFLE && ncd >= 1)
+                shuf_es = cdv[0];
+        }
+        int known = nf == 0 || (nf == 1 && (ids[0] == H5Z_FILTER_DEFLATE ||
+                                             ids[0] == H5Z_FILTER_SHUFFLE)) ||
+                    (nf == 2 && ids[0] == H5Z_FILTER_SHUFFLE && ids[1] == H5Z_FILTER_DEFLATE);
+        uint64_t ce = 1, slots = 1, gd[NA_MAX_NDIM];
+        for (int d = 0; d < e->ndim; d++) {
+            gd[d] = e->shape[d] == 0 ? 0 : (e->shape[d] - 1) / e->chunk[d] + 1;
+            ce = ce <= UINT64_MAX / e->chunk[d] ? ce * e->chunk[d] : UINT64_MAX;
+            slots = gd[d] == 0 || slots <= UINT64_MAX / gd[d] ? slots * gd[d] : UINT64_MAX;
+        }
+        hsize_t nalloc = 0;
+        if (num_chunks(c->cur, &nalloc) < 0)
+            known = 0;
+        H5Eclear2(H5E_DEFAULT);
+        if (slots > ((uint64_t)1 << 24) && nalloc > 1024)
+            known = 0;
+        uint64_t want = ce <= ((uint64_t)1 << 30) / dsz ? ce * dsz : 0;
+        uint8_t *raw = NULL, *out = want ? malloc(want) : NULL, *tmp = want ? malloc(want) : NULL;
+        uint64_t rawcap = 0;
+        if (known && (want == 0 || out == NULL || tmp == NULL))
+            known = 0; /* chunks over 1 GiB of descriptors: not checked */
+        hid_t fs = known ? H5Dget_space(c->cur) : -1;
+        /* slot s of the grid, or the s-th allocated chunk when few */
+        uint64_t steps = !known ? 0 : nalloc <= 1024 ? nalloc : slots;
+        for (uint64_t s = 0; st == NA_OK && s < steps; s++) {
+            hsize_t off[H5S_MAX_RANK] = {0}, nb = 0;
+            if (nalloc <= 1024) {
+                unsigned m;
+                haddr_t addr;
+                if (H5Dget_chunk_info(c->cur, fs, s, off, &m, &addr, &nb) < 0)
+                    nb = 0;
+            } else {
+                uint64_t j = s;
+                for (int d = e->ndim - 1; d >= 0; d--) {
+                    off[d] = (j % gd[d]) * e->chunk[d];
+                    j /= gd[d];
+                }
+                if (H5Dget_chunk_storage_size(c->cur, off, &nb) < 0)
+                    nb = 0;
+            }
+            H5Eclear2(H5E_DEFAULT);
+            int inside = nb > 0;
+            for (int d = 0; inside && d < e->ndim; d++)
+                inside = off[d] < e->shape[d] && off[d] % e->chunk[d] == 0;
+            if (!inside)
+                continue; /* not allocated (libhdf5 reads its fill value) */
+            if (nb > rawcap) {
+                uint8_t *nr = nb <= ((uint64_t)2 << 30) ? realloc(raw, nb) : NULL;
+                if (nr == NULL) {
+                    snprintf(msg, cap, "out of memory for a chunk of %llu bytes",
+                             (unsigned long long)nb);
+                    st = NA_E_NOMEM;
+                    break;
+                }
+                raw = nr;
+                rawcap = nb;
+            }
+            uint32_t mask = 0;
+            char why[200] = "";
+            if (H5Dread_chunk(c->cur, H5P_DEFAULT, off, &mask, raw) < 0) {
+                h5_cause(why, sizeof why);
+                st = NA_E_FORMAT;
+            } else if (vc_unfilter(ids, nf, mask, raw, nb, out, tmp, want, shuf_es, why,
+                                   sizeof why) != 0) {
+                st = NA_E_FORMAT;
+            }
+            if (st != NA_OK) {
+                snprintf(msg, cap, "the chunk at row %llu: %s", (unsigned long long)off[0], why);
+                break;
+            }
+            /* its elements inside the extent, in the chunk's row-major order */
+            uint64_t loc[NA_MAX_NDIM] = {0};
+            for (uint64_t k = 0; st == NA_OK && k < ce; k++) {
+                int in = 1;
+                uint64_t flat = 0;
+                for (int d = 0; d < e->ndim; d++) {
+                    in &= off[d] + loc[d] < e->shape[d];
+                    flat = flat * e->shape[d] + off[d] + loc[d];
+                }
+                if (in) {
+                    int cr = na_gheap_check(g, out + k * dsz, flat, msg, cap);
+                    st = gh_status(cr);
+                }
+                for (int d = e->ndim - 1; d >= 0 && ++loc[d] == e->chunk[d]; d--)
+                    loc[d] = 0;
+            }
+        }
+        if (fs >= 0)
+            H5Sclose(fs);
+        free(raw);
+        free(out);
+        free(tmp);
+    }
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Eclear2(H5E_DEFAULT);
+    na_gheap_free(g);
+    return st;
+}
+
 /* The prefix sum of entry `entry`'s sequence lengths, into c->vl_pre
  * (kept for one entry at a time: scan and clean read one tensor after
  * another). Read in batches of at most VL_BATCH_ROWS rows and
@@ -1708,9 +1941,12 @@ static na_status_t vl_measure(child_t *c, size_t entry, char *msg, size_t cap)
         snprintf(msg, cap, "cannot open the dataset: %s", cause);
         return NA_E_FORMAT;
     }
+    na_status_t st = vl_check_heap(c, e, msg, cap);
+    if (st != NA_OK)
+        return st;
     uint64_t *pre = malloc((n + 1) * sizeof *pre);
     vl_pass_t p;
-    na_status_t st = vl_begin(c, &p, msg, cap);
+    st = vl_begin(c, &p, msg, cap);
     if (st == NA_OK && pre == NULL) {
         snprintf(msg, cap, "out of memory for the lengths of %llu variable-length sequences",
                  (unsigned long long)n);

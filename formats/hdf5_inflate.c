@@ -61,8 +61,7 @@ static int inflate_chunk(void *dec, uint8_t *out, uint64_t cap, const uint8_t *i
     return zr;
 }
 
-/* Undo shuffle: n elements of es bytes, planes in `in`, elements to out. */
-static void unshuffle(const uint8_t *in, uint8_t *out, uint64_t n, uint32_t es)
+void na_h5i_unshuffle(const uint8_t *in, uint8_t *out, uint64_t n, uint32_t es)
 {
     for (uint32_t b = 0; b < es; b++) {
         const uint8_t *plane = in + (uint64_t)b * n;
@@ -207,7 +206,7 @@ na_status_t na_h5i_assemble(const uint8_t *raw, const h5p_chunk_t *ck, size_t nk
             }
             const uint8_t *elems = tmp;
             if (L->shuffle) {
-                unshuffle(tmp, tmp2, L->chunk_elems, L->esize);
+                na_h5i_unshuffle(tmp, tmp2, L->chunk_elems, L->esize);
                 elems = tmp2;
             }
             uint64_t gc[NA_MAX_NDIM], r = ck[i].index;

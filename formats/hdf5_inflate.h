@@ -35,4 +35,10 @@ na_status_t na_h5i_assemble(const uint8_t *raw, const h5p_chunk_t *ck, size_t nk
                             const na_h5i_layout_t *L, uint64_t first, uint64_t count,
                             uint8_t *out, na_err_t *err);
 
+/* Undo the shuffle filter: n elements of es bytes stored as es planes of
+ * n bytes in `in` (plane k: byte k of every element; HDF5 User's Guide,
+ * "Using the Shuffle Filter"), written as elements to out (n * es bytes,
+ * not overlapping in). */
+void na_h5i_unshuffle(const uint8_t *in, uint8_t *out, uint64_t n, uint32_t es);
+
 #endif /* NA_HDF5_INFLATE_H */

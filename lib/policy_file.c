@@ -10,7 +10,10 @@
  * has no C parser packaged in Debian 12). Only the plain subset below is
  * accepted; duplicate keys (which YAML forbids but libyaml loads) are
  * refused, and YAML 1.1 booleans such as yes/no/on are not booleans here:
- * only true and false are.
+ * only true and false are. Tags (!!str 5) are refused: libyaml's loader
+ * gives every untagged scalar the str tag too, so `!!str 5` would read as
+ * the number 5 here and as the string "5" in PyYAML. Merge keys (<<) are
+ * refused by name: YAML 1.1's merge is not applied by libyaml's loader.
  *
  *   version: 1                     # required, must be 1
  *   defaults:                      # optional: every tensor
@@ -127,6 +130,8 @@ typedef struct pctx {
     yaml_document_t *doc;
     const char *fname;
     na_err_t *err;
+    const yaml_node_t **key; /* the key each_key is at: "unknown key" names its line
+                              * (its value's line is an anchor's for an alias) */
 } pctx_t;
 
 #if defined(__GNUC__)
@@ -306,8 +311,8 @@ static na_status_t scope_key(const pctx_t *c, const char *k, const yaml_node_t *
         st = get_fraction(c, v, k, &s->v.max_fraction[NA_K_OUTLIERS]);
         s->given |= NA_CK_FRAC_OUT;
     } else {
-        return bad(c, v, "unknown key '%.60s' in %s (valid: %s%s)", k, rule ? "a rule" : "defaults",
-                   rule ? "match, " : "", SCOPE_KEYS);
+        return bad(c, *c->key, "unknown key '%.60s' in %s (valid: %s%s)", k,
+                   rule ? "a rule" : "defaults", rule ? "match, " : "", SCOPE_KEYS);
     }
     return st;
 }
@@ -331,6 +336,9 @@ static na_status_t each_key(const pctx_t *c, const yaml_node_t *n, const char *w
             if (s && !strcmp(s, scalar(k)))
                 return bad(c, k, "duplicate key '%.60s' in %s", s, what);
         }
+        if (!strcmp(scalar(k), "<<"))
+            return bad(c, k, "%s: merge keys (<<) are not supported: write the keys out", what);
+        *c->key = k;
         na_status_t st = fn(c, scalar(k), v, ud);
         if (st != NA_OK)
             return st;
@@ -407,7 +415,40 @@ static na_status_t top_key(const pctx_t *c, const char *k, const yaml_node_t *v,
     }
     if (!strcmp(k, "rules"))
         return parse_rules(c, v, p);
-    return bad(c, v, "unknown key '%.60s' (valid: version, defaults, rules)", k);
+    return bad(c, *c->key, "unknown key '%.60s' (valid: version, defaults, rules)", k);
+}
+
+/* The line (1-based) of the first explicit tag in text, 0 if none; a
+ * syntax error is left to yaml_parser_load, which reports it. */
+static size_t first_tag_line(const char *text, size_t len, char *tag, size_t cap)
+{
+    yaml_parser_t ps;
+    if (!yaml_parser_initialize(&ps))
+        return 0;
+    yaml_parser_set_input_string(&ps, (const unsigned char *)text, len);
+    size_t line = 0;
+    for (int done = 0; !done && line == 0;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&ps, &ev))
+            break;
+        const yaml_char_t *t = ev.type == YAML_SCALAR_EVENT ? ev.data.scalar.tag
+                             : ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.tag
+                             : ev.type == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.tag
+                             : NULL;
+        if (t != NULL) {
+            line = ev.start_mark.line + 1;
+            const char *y = "tag:yaml.org,2002:"; /* the expansion of !! */
+            size_t yn = strlen(y);
+            if (!strncmp((const char *)t, y, yn))
+                snprintf(tag, cap, "!!%.58s", (const char *)t + yn);
+            else
+                snprintf(tag, cap, "%.60s", (const char *)t);
+        }
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&ps);
+    return line;
 }
 
 na_status_t na_policy_parse(const char *text, size_t len, const char *fname, na_policy_t **out,
@@ -415,8 +456,14 @@ na_status_t na_policy_parse(const char *text, size_t len, const char *fname, na_
 {
     yaml_parser_t parser;
     yaml_document_t doc;
-    pctx_t c = {&doc, fname ? fname : "policy", err};
+    const yaml_node_t *key = NULL;
+    pctx_t c = {&doc, fname ? fname : "policy", err, &key};
     *out = NULL;
+    char tag[64];
+    size_t tl = first_tag_line(text, len, tag, sizeof tag);
+    if (tl > 0)
+        return na_err_set(err, NA_E_USAGE, "%s:%lu: YAML tag '%s': tags are not supported in a "
+                          "policy (a value's type is its key's)", c.fname, (unsigned long)tl, tag);
     na_policy_t *p = calloc(1, sizeof *p);
     if (!p || !yaml_parser_initialize(&parser)) {
         free(p);

@@ -94,6 +94,23 @@ printf 'version: 1\ndefaults: [1, 2]\n' | bad 2 "defaults: expected a mapping of
 printf 'version: 1\ndefaults:\n  max_abs: [1\n' | bad 4 "YAML error:"
 printf '' | bad 1 "empty policy (needs version: 1)"
 printf 'version: 1\n---\nversion: 1\n' | bad 3 "a second YAML document; a policy is one document"
+# (eleventh fresh-user round) libyaml's loader tags untagged scalars str too,
+# so !!str 5 read as the number 5 (PyYAML: the string "5"): tags are refused
+printf 'version: 1\ndefaults:\n  max_abs: !!str 5\n' |
+    bad 3 "YAML tag '!!str': tags are not supported in a policy (a value's type is its key's)"
+printf 'version: !!int 1\n' | bad 1 "YAML tag '!!int': tags are not supported"
+printf 'version: 1\nrules: !mine\n  - match: x\n' | bad 2 "YAML tag '!mine': tags are not"
+# a merge key is named at its own line, and so is an unknown key whose value
+# is an alias (its node's line is the anchor's, line 2)
+printf 'version: 1\ndefaults: &d\n  max_abs: 5\nrules:\n  - match: "*"\n    <<: *d\n' |
+    bad 6 "rule: merge keys (<<) are not supported: write the keys out"
+printf 'version: 1\ndefaults: &d\n  max_abs: 5\nrules:\n  - match: "*"\n    bogus: *d\n' |
+    bad 6 "unknown key 'bogus' in a rule"
+# an alias as a value is fine: its anchor's mapping is read again
+printf 'version: 1\nx: &g "*.w"\n' | bad 2 "unknown key 'x' (valid: version, defaults, rules)"
+printf 'version: 1\ndefaults:\n  max_abs: &m 5\nrules:\n  - match: "*"\n    max_abs: *m\n' >"$T/alias.yaml"
+expect_exit 1 "$NANAUDIT" scan --policy "$T/alias.yaml" "$F"
+expect_stdout_contains "FAIL tok_embed.weight: 2 values with |x| > 5 (max |x| 30)"
 expect_exit 2 "$NANAUDIT" scan --policy "$T/missing.yaml" "$F"
 expect_stderr_contains "nanaudit: --policy: cannot read '$T/missing.yaml': No such file or directory"
 head -c 1100000 /dev/zero | tr '\0' ' ' >"$T/huge.yaml"

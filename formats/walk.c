@@ -243,8 +243,10 @@ static na_status_t push_index(na_walk_t *w, const char *path, na_index_t *ix, co
 
 /* Shard i of index k. The item already listed for that file (found in
  * the directory before the index) is marked from_index; otherwise a new
- * item follows the index's. A shard that is missing or not safetensors
- * is an error item (it is a checkpoint by definition). */
+ * item follows the index's. A shard that is not safetensors (or torch)
+ * or cannot be opened is an error item (it is a checkpoint by
+ * definition); one that does not exist is not an item: the index's
+ * "missing shard file" (na_index_finish) is its one line. */
 static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path)
 {
     na_probe_t p;
@@ -253,6 +255,8 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
     na_status_t st = na_probe_path(path, 0, &p, NULL, &e);
     if (st == NA_E_NOMEM)
         return nomem(c);
+    if (st == NA_E_NOTFOUND)
+        return NA_OK;
     seen_entry_t *s = st == NA_OK ? seen_find(&c->files, p.dev, p.ino) : NULL;
     if (s != NULL && c->w->items[s->item].from_index) {
         /* a shard of an earlier index too (two index files over one
@@ -446,6 +450,8 @@ static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir)
     if (st != NA_OK)
         return add_noted(c, path, NA_FILE_UNKNOWN, from_dir,
                          !(from_dir && special && !name_claims_data(path)), e.msg);
+    if (from_dir && p.kind == NA_FILE_RAW && p.size == 0) /* named, raw.c decides */
+        p.kind = NA_FILE_EMPTY;
     return add_file(c, path, &p, from_dir);
 }
 

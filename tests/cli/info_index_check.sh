@@ -34,9 +34,14 @@ check not_in_shard "tensor 'c.weight' is in the index (shard '$S2') but not in t
 check not_in_index "tensor 'extra' is in shard '$S1' but not in the index"
 check two_shards "tensor 'a.bias' is in two shards: '$S1' and '$S2'"
 check total_size_wrong "index metadata.total_size is 285 bytes but the shards hold 24 bytes of tensor data"
-# a missing shard: its own line and the index's, as scan
+# a missing shard: one line, the index's (it was also "S2: No such file or
+# directory" and a third file in scan's summary), as scan
 check missing_shard "missing shard file '$S2' (the index puts 1 tensor in it)"
-expect_stderr_contains "nanaudit: $S/missing_shard/$S2: No such file or directory"
+assert_eq "$(wc -l < "$T/stderr")" "1" "lines on stderr for a missing shard"
+expect_stdout_lacks "$S2"
+expect_exit 3 "$NANAUDIT" scan "$S/missing_shard/$IX"
+assert_eq "$(cat "$T/stderr")" "nanaudit: $S/missing_shard/$IX: missing shard file '$S2' (the index puts 1 tensor in it)" "scan's stderr"
+expect_stdout_contains "2 files, 2 tensors, 4 elements: 0 NaN, 0 Inf, 0 outliers, 1 error; FAILED (exit 3)"
 
 # one line per problem: the index's line is not repeated per shard
 expect_exit 3 "$NANAUDIT" info "$S/two_shards/$IX"

@@ -31,7 +31,8 @@
  *    np.concatenate of h5py's d[...].ravel() holds): H5Dread with a
  *    memory type of hvl_t {len, p} gives each element's sequence (HDF5
  *    User's Guide, "Variable-length Datatypes"); the lengths' prefix
- *    sum (8 bytes per element, vl_measure) maps value ranges to rows.
+ *    sum, kept every VL_CK elements (vl_measure), maps value ranges to
+ *    rows.
  */
 #include "hdf5_gheap.h"
 #include "hdf5_inflate.h"
@@ -133,8 +134,8 @@ typedef struct child {
     int follow_soft;      /* 0 in the hard-link pass: soft links are deferred */
     size_t n_soft, cap_soft;
     char **soft;          /* deferred soft links, each "GROUP\0NAME" */
-    uint64_t *vl_pre;     /* prefix sums of the sequence lengths of entry
-                           * vl_ent (rows + 1 of them), or NULL */
+    uint64_t *vl_ck;      /* entry vl_ent's values before row j * VL_CK, for
+                           * j = 0 .. blocks; the last is the total; or NULL */
     size_t vl_ent;
     uint64_t vl_batch;    /* VL_BATCH_BYTES, or NANAUDIT_HDF5_VLEN_BATCH */
 } child_t;
@@ -347,8 +348,8 @@ static void send_aliases(child_t *c)
 
 /* 2^40 elements: 4 TiB of F32, hours of reading at any speed. */
 #define NA_H5_MAX_READ_ELEMS (1ull << 40)
-/* Variable-length sequences per dataset: their prefix sum takes 1 GiB. */
-#define NA_H5_VLEN_MAX_SEQS (1ull << 27)
+/* Variable-length sequences per dataset: 128 MiB of checkpoints (VL_CK). */
+#define NA_H5_VLEN_MAX_SEQS (1ull << 32)
 
 typedef struct c_ds {
     const char *path;
@@ -716,7 +717,7 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
         snprintf(o.reason, sizeof o.reason, "variable-length numeric data %s is not supported",
                  d->attr != NULL ? "in an attribute" : "in a compound member");
     } else if (ty->kind == H5P_K_TENSOR && ty->vlen && o.e.elements > NA_H5_VLEN_MAX_SEQS) {
-        /* their lengths' prefix sum takes 8 bytes each (vl_measure) */
+        /* 8 bytes per VL_CK of them (vl_measure) */
         o.e.kind = H5P_K_ERROR;
         o.e.status = NA_E_UNSUPPORTED;
         snprintf(o.reason, sizeof o.reason,
@@ -1509,6 +1510,7 @@ static void c_fault(const char *when);
  * (also what a lying length becomes, when libhdf5 gets that far). */
 #define VL_BATCH_BYTES ((uint64_t)256 << 20)
 #define VL_BATCH_ROWS 65536u
+#define VL_CK 256u /* rows per checkpoint of the lengths' prefix sum (vl_measure) */
 #define VL_HDR 16 /* before each block: its slot, keeping 16-byte alignment */
 
 typedef struct vl_mem {
@@ -1757,9 +1759,14 @@ static int vc_unfilter(const int *ids, int nf, uint32_t mask, uint8_t *raw, uint
  * storage holds the fill value, which libhdf5 keeps itself. Not checked:
  * compact and external storage, other filters, more than 2^24 chunk
  * slots of which more than 1024 are allocated (chunks are found one
- * slot at a time: H5Dget_chunk_info is quadratic in 1.10.8). */
-static na_status_t vl_check_heap(child_t *c, c_ent_t *e, char *msg, size_t cap)
+ * slot at a time: H5Dget_chunk_info is quadratic in 1.10.8). Each
+ * checked length is added to bs[row / VL_CK]; *all = 1 when that is
+ * every row's (the rest read as the default fill value, an empty
+ * sequence), so the lengths need no H5Dread. */
+static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all, char *msg,
+                                 size_t cap)
 {
+    *all = 0;
     void *h = NULL;
     hid_t fapl = H5Fget_access_plist(c->file), fcpl = H5Fget_create_plist(c->file);
     size_t sa = 0, sl = 0;
@@ -1785,7 +1792,12 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, char *msg, size_t cap)
     na_status_t st = NA_OK;
     hid_t dcpl = H5Dget_create_plist(c->cur);
     H5D_layout_t lay = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    H5D_fill_value_t fv = H5D_FILL_VALUE_ERROR;
+    int zero_fill = dcpl >= 0 && H5Pfill_value_defined(dcpl, &fv) >= 0 &&
+                    (fv == H5D_FILL_VALUE_DEFAULT || fv == H5D_FILL_VALUE_UNDEFINED) &&
+                    H5Pget_external_count(dcpl) == 0;
     if (lay == H5D_CONTIGUOUS) {
+        *all = zero_fill;
         haddr_t off = H5Dget_offset(c->cur); /* absolute; undefined: not stored here */
         uint64_t n = e->rows, fsz = (uint64_t)sb.st_size;
         enum { PIECE = 65536 };
@@ -1810,6 +1822,7 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, char *msg, size_t cap)
             for (uint64_t i = 0; st == NA_OK && i < k; i++) {
                 int cr = na_gheap_check(g, buf + i * dsz, r + i, msg, cap);
                 st = gh_status(cr);
+                bs[(r + i) / VL_CK] += na_gheap_desc_len(buf + i * dsz);
             }
         }
         free(buf);
@@ -1844,6 +1857,7 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, char *msg, size_t cap)
         if (known && (want == 0 || out == NULL || tmp == NULL))
             known = 0; /* chunks over 1 GiB of descriptors: not checked */
         hid_t fs = known ? H5Dget_space(c->cur) : -1;
+        *all = known && zero_fill;
         /* slot s of the grid, or the s-th allocated chunk when few */
         uint64_t steps = !known ? 0 : nalloc <= 1024 ? nalloc : slots;
         for (uint64_t s = 0; st == NA_OK && s < steps; s++) {
@@ -1904,6 +1918,7 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, char *msg, size_t cap)
                 if (in) {
                     int cr = na_gheap_check(g, out + k * dsz, flat, msg, cap);
                     st = gh_status(cr);
+                    bs[flat / VL_CK] += na_gheap_desc_len(out + k * dsz);
                 }
                 for (int d = e->ndim - 1; d >= 0 && ++loc[d] == e->chunk[d]; d--)
                     loc[d] = 0;
@@ -1922,43 +1937,50 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, char *msg, size_t cap)
     return st;
 }
 
-/* The prefix sum of entry `entry`'s sequence lengths, into c->vl_pre
- * (kept for one entry at a time: scan and clean read one tensor after
- * another). Read in batches of at most VL_BATCH_ROWS rows and
- * VL_BATCH_BYTES of sequences, so memory is 8 bytes per row plus one
- * batch. A failure: its status, and the message in msg. */
+/* Entry `entry`'s sequence lengths, kept as c->vl_ck: the values before
+ * row j * VL_CK for every j, and the total (for one entry at a time: scan
+ * and clean read one tensor after another), 8 bytes per VL_CK rows. From
+ * the stored descriptors when vl_check_heap saw every row's; otherwise
+ * by H5Dread of the sequences in batches of at most VL_BATCH_ROWS rows
+ * and VL_BATCH_BYTES of values. A failure: its status, and the message
+ * in msg. */
 static na_status_t vl_measure(child_t *c, size_t entry, char *msg, size_t cap)
 {
-    if (c->vl_pre != NULL && c->vl_ent == entry)
+    if (c->vl_ck != NULL && c->vl_ent == entry)
         return NA_OK;
-    free(c->vl_pre);
-    c->vl_pre = NULL;
+    free(c->vl_ck);
+    c->vl_ck = NULL;
     c_ent_t *e = &c->ents[entry];
     uint64_t n = e->rows; /* its sequences: 1 for a scalar, 0 for a null dataspace */
+    uint64_t nb = (n + VL_CK - 1) / VL_CK;
     if (c_open_cur(c, entry) < 0) {
         char cause[200];
         h5_cause(cause, sizeof cause);
         snprintf(msg, cap, "cannot open the dataset: %s", cause);
         return NA_E_FORMAT;
     }
-    na_status_t st = vl_check_heap(c, e, msg, cap);
-    if (st != NA_OK)
-        return st;
-    uint64_t *pre = malloc((n + 1) * sizeof *pre);
-    vl_pass_t p;
-    st = vl_begin(c, &p, msg, cap);
-    if (st == NA_OK && pre == NULL) {
+    uint64_t *ck = calloc(nb + 1, sizeof *ck); /* block sums in ck[1..nb] first */
+    if (ck == NULL) {
         snprintf(msg, cap, "out of memory for the lengths of %llu variable-length sequences",
                  (unsigned long long)n);
-        st = NA_E_NOMEM;
+        return NA_E_NOMEM;
     }
-    hvl_t *hv = p.hv;
-    uint64_t r = 0, b = VL_BATCH_ROWS;
+    int all = 0;
+    na_status_t st = vl_check_heap(c, e, ck + 1, &all, msg, cap);
+    if (st != NA_OK) {
+        free(ck);
+        return st;
+    }
+    vl_pass_t p;
+    if (!all) {
+        memset(ck, 0, (nb + 1) * sizeof *ck);
+        st = vl_begin(c, &p, msg, cap);
+    }
+    hvl_t *hv = all ? NULL : p.hv;
+    uint64_t r = all ? n : 0, b = VL_BATCH_ROWS;
     hsize_t fsize = 0;
     if (H5Fget_filesize(c->file, &fsize) < 0)
         fsize = 0;
-    if (pre != NULL)
-        pre[0] = 0;
     while (st == NA_OK && r < n) {
         uint64_t k = n - r < b ? n - r : b;
         char cause[200] = "";
@@ -1977,34 +1999,39 @@ static na_status_t vl_measure(child_t *c, size_t entry, char *msg, size_t cap)
                      (unsigned long long)(r + k - 1), p.m.oom ? "out of memory" : cause);
         st = rr < 0 ? (p.m.oom ? NA_E_NOMEM : NA_E_FORMAT) : NA_OK;
         for (uint64_t i = 0; st == NA_OK && i < k; i++) {
-            uint64_t len = hv[i].len, at = pre[r + i];
+            uint64_t len = hv[i].len;
             if (e->fbase > 0 && fsize > 0 && len > fsize / e->fbase) {
                 /* its heap object would not fit in the file */
                 snprintf(msg, cap, "sequence %llu: %llu values of %u bytes, more than the "
                          "file's %llu bytes (a damaged length)", (unsigned long long)(r + i),
                          (unsigned long long)len, e->fbase, (unsigned long long)fsize);
                 st = NA_E_FORMAT;
-            } else if (len > NA_H5_MAX_READ_ELEMS - at) {
-                snprintf(msg, cap, "the sequences hold more than %llu values: too many to audit",
-                         (unsigned long long)NA_H5_MAX_READ_ELEMS);
-                st = NA_E_UNSUPPORTED;
             } else if (len > 0 && hv[i].p == NULL) {
                 snprintf(msg, cap, "sequence %llu: %llu values without data",
                          (unsigned long long)(r + i), (unsigned long long)len);
                 st = NA_E_FORMAT;
             }
-            pre[r + i + 1] = at + len;
+            ck[1 + (r + i) / VL_CK] += len; /* a block's: at most VL_CK * 2^32 */
         }
         vl_release(&p.m);
         r += k;
         b = b < VL_BATCH_ROWS ? b * 2 : b;
     }
-    vl_end(&p);
+    if (!all)
+        vl_end(&p);
+    for (uint64_t j = 1; st == NA_OK && j <= nb; j++) {
+        if (ck[j] > NA_H5_MAX_READ_ELEMS - ck[j - 1]) {
+            snprintf(msg, cap, "the sequences hold more than %llu values: too many to audit",
+                     (unsigned long long)NA_H5_MAX_READ_ELEMS);
+            st = NA_E_UNSUPPORTED;
+        }
+        ck[j] += ck[j - 1];
+    }
     if (st != NA_OK) {
-        free(pre);
+        free(ck);
         return st;
     }
-    c->vl_pre = pre;
+    c->vl_ck = ck;
     c->vl_ent = entry;
     return NA_OK;
 }
@@ -2024,15 +2051,24 @@ static void c_vlen(child_t *c, const h5p_read_t *rq)
         c_fail(c, st, "%s", msg);
         return;
     }
-    uint64_t total = c->vl_pre[c->ents[rq->entry].rows];
+    uint64_t total = c->vl_ck[(c->ents[rq->entry].rows + VL_CK - 1) / VL_CK];
     if (na_h5p_send(c->sock, H5P_DATA, 0, &total, sizeof total, NULL, 0) != 0)
         c_die(c);
 }
 
+/* The values before row b (a multiple of VL_CK, or n) by c->vl_ck. */
+static uint64_t vl_before(const child_t *c, uint64_t b, uint64_t n)
+{
+    return c->vl_ck[b >= n ? (n + VL_CK - 1) / VL_CK : b / VL_CK];
+}
+
 /* READ of values [first, first+count) of the concatenated sequences:
- * the rows that hold them (a binary search of the prefix sum), read in
- * batches of at most VL_BATCH_BYTES, their parts inside the range copied
- * to the mapping; the first and the last may be cut. */
+ * from the block of VL_CK rows that holds the first (a binary search of
+ * c->vl_ck), rows read in batches of whole blocks, at most VL_BATCH_ROWS
+ * rows and VL_BATCH_BYTES of values (fewer rows where a read is refused
+ * for its size), blocks without values stepped over; the parts of the
+ * sequences inside the range copied to the mapping. The lengths read
+ * are checked against the measured ones at every block boundary. */
 static void c_read_vlen(child_t *c, c_ent_t *e, const h5p_read_t *rq)
 {
     char msg[400];
@@ -2047,55 +2083,93 @@ static void c_read_vlen(child_t *c, c_ent_t *e, const h5p_read_t *rq)
         c_fail(c, NA_E_FORMAT, "cannot open the dataset: %s", cause);
         return;
     }
-    const uint64_t *pre = c->vl_pre, n = e->rows, es = e->esize;
+    const uint64_t *ck = c->vl_ck, n = e->rows, es = e->esize, nb = (n + VL_CK - 1) / VL_CK;
     uint64_t first = rq->first, end = rq->first + rq->count;
-    if (rq->count > c->shm_bytes / es || first > pre[n] || rq->count > pre[n] - first) {
+    if (rq->count > c->shm_bytes / es || first > ck[nb] || rq->count > ck[nb] - first) {
         c_fail(c, NA_E_INTERNAL, "read of values %llu..+%llu outside the %llu values or the "
                "shared buffer", (unsigned long long)first, (unsigned long long)rq->count,
-               (unsigned long long)pre[n]);
+               (unsigned long long)ck[nb]);
         return;
-    }
-    uint64_t lo = 0, hi = n; /* the last row r with pre[r] <= first */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (pre[mid] <= first)
-            lo = mid;
-        else
-            hi = mid;
     }
     vl_pass_t p;
     st = vl_begin(c, &p, msg, sizeof msg);
     hvl_t *hv = p.hv;
-    for (uint64_t r = lo, at = first; st == NA_OK && at < end;) {
-        uint64_t k = 1; /* rows while within a batch and the range */
-        while (r + k < n && k < VL_BATCH_ROWS && pre[r + k] < end &&
-               (pre[r + k + 1] - pre[r]) * es <= c->vl_batch)
-            k++;
+    uint64_t r = 0, cur = 0, lim = VL_BATCH_ROWS;
+    while (st == NA_OK && cur < end && r < n) {
+        if (r % VL_CK == 0) {
+            /* the last block that starts at or before the values wanted
+             * next: those before it hold none of them */
+            uint64_t want = first > cur ? first : cur, lo = r / VL_CK, hi = nb;
+            while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (ck[mid] <= want)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            if (lo * VL_CK > r) {
+                r = lo * VL_CK;
+                cur = ck[lo];
+            }
+        }
+        /* to the next block boundary, then whole blocks */
+        uint64_t k = (r / VL_CK + 1) * VL_CK - r;
+        k = k < n - r ? k : n - r;
+        while (r + k < n && k + VL_CK <= lim && vl_before(c, r + k, n) < end) {
+            uint64_t b2 = r + k + VL_CK < n ? r + k + VL_CK : n;
+            if ((vl_before(c, b2, n) - cur) * es > c->vl_batch)
+                break;
+            k = b2 - r;
+        }
+        k = k < lim ? k : lim;
         char cause[200] = "";
         if (vl_read(c, e, p.dxpl, r, k, hv, cause, sizeof cause) < 0) {
-            st = p.m.oom ? NA_E_NOMEM : NA_E_FORMAT;
-            snprintf(msg, sizeof msg, "reading sequences %llu..%llu failed: %s",
-                     (unsigned long long)r, (unsigned long long)(r + k - 1),
-                     p.m.oom ? "out of memory" : p.m.refused ? "a sequence longer than measured"
-                                                               : cause);
+            uint64_t refused = p.m.refused;
+            int oom = p.m.oom;
+            vl_release(&p.m);
+            if (refused && k > 1) {
+                lim = k / 2; /* sequences longer than the batch: fewer rows */
+                continue;
+            }
+            st = oom ? NA_E_NOMEM : NA_E_FORMAT;
+            if (refused)
+                snprintf(msg, sizeof msg, "sequence %llu holds %llu bytes, more than the %llu "
+                         "one read may take", (unsigned long long)r, (unsigned long long)refused,
+                         (unsigned long long)c->vl_batch);
+            else
+                snprintf(msg, sizeof msg, "reading sequences %llu..%llu failed: %s",
+                         (unsigned long long)r, (unsigned long long)(r + k - 1),
+                         oom ? "out of memory" : cause);
+            break;
         }
         for (uint64_t i = 0; st == NA_OK && i < k; i++) {
-            uint64_t a = pre[r + i], z = pre[r + i + 1];
-            if (hv[i].len != z - a || (z > a && hv[i].p == NULL)) {
+            uint64_t a = cur, z = cur + hv[i].len;
+            if (z > a && hv[i].p == NULL) {
                 st = NA_E_FORMAT;
-                snprintf(msg, sizeof msg, "sequence %llu: %llu values, %llu when measured",
-                         (unsigned long long)(r + i), (unsigned long long)hv[i].len,
-                         (unsigned long long)(z - a));
+                snprintf(msg, sizeof msg, "sequence %llu: %llu values without data",
+                         (unsigned long long)(r + i), (unsigned long long)hv[i].len);
                 break;
             }
-            uint64_t x0 = a > at ? a : at, x1 = z < end ? z : end;
+            uint64_t x0 = a > first ? a : first, x1 = z < end ? z : end;
             if (x1 > x0)
                 memcpy(c->shm + (x0 - first) * es, (const uint8_t *)hv[i].p + (x0 - a) * es,
                        (x1 - x0) * es);
+            cur = z;
         }
         vl_release(&p.m);
-        at = pre[r + k] < end ? pre[r + k] : end;
         r += k;
+        lim = lim < VL_BATCH_ROWS ? lim * 2 : lim;
+        if (st == NA_OK && (r % VL_CK == 0 || r == n) && cur != vl_before(c, r, n)) {
+            st = NA_E_FORMAT; /* the file changed, or libhdf5 reads it otherwise */
+            snprintf(msg, sizeof msg, "sequences before %llu hold %llu values, %llu when "
+                     "measured", (unsigned long long)r, (unsigned long long)cur,
+                     (unsigned long long)vl_before(c, r, n));
+        }
+    }
+    if (st == NA_OK && cur < end) {
+        st = NA_E_FORMAT;
+        snprintf(msg, sizeof msg, "the sequences hold %llu values, %llu when measured",
+                 (unsigned long long)cur, (unsigned long long)ck[nb]);
     }
     vl_end(&p);
     if (st != NA_OK) {

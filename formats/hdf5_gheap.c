@@ -193,6 +193,8 @@ static int parse(na_gheap_t *g, gh_col_t *s, uint64_t a, char *msg, size_t cap)
     return 0;
 }
 
+uint32_t na_gheap_desc_len(const uint8_t *d) { return (uint32_t)le(d, 4); }
+
 int na_gheap_check(na_gheap_t *g, const uint8_t *d, uint64_t seq, char *msg, size_t cap)
 {
     uint64_t len = le(d, 4), a = le(d + 4, g->sa), idx = le(d + 4 + g->sa, 4);

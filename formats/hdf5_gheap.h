@@ -48,6 +48,9 @@ void na_gheap_free(na_gheap_t *g);
 /* Bytes of one stored descriptor: 4 + sa + 4. */
 size_t na_gheap_desc_size(const na_gheap_t *g);
 
+/* The length (values) a stored descriptor at d says: its first 4 bytes. */
+uint32_t na_gheap_desc_len(const uint8_t *d);
+
 /* Check one descriptor (na_gheap_desc_size bytes at d) of sequence seq
  * (the dataset element's row-major index, for the message). 0: it is a
  * null sequence of length 0, or names an existing object of exactly its

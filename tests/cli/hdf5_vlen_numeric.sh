@@ -86,6 +86,28 @@ vals[5] = np.inf
 with h5py.File("big.h5", "w") as f:
     put(f, "big", np.split(vals, pre[1:-1]), "<f8", chunks=(4096,), compression="gzip")
 np.savez("big.npz", **REF)
+REF.clear()
+# where the lengths come from H5Dread (compact storage), shuffle + gzip
+# (which libhdf5 leaves out of vlen chunks: filter mask 1) and a sparse
+# dataset (3 of 50 chunks written, 20 blocks of 256 rows of which most
+# hold no value: stepped over)
+from h5py import h5p
+with h5py.File("more.h5", "w") as f:
+    put(f, "fl", [[1, 2], [np.nan], [], [3, 4, 5], [-7]], "<f4", chunks=(2,), shuffle=True,
+        compression="gzip")
+    dcpl = h5p.create(h5p.DATASET_CREATE); dcpl.set_layout(h5d.COMPACT)
+    h5d.create(f.id, b"compact", h5t.vlen_create(h5t.NATIVE_DOUBLE), h5s.create_simple((3,)),
+               dcpl=dcpl)
+    f["compact"][0] = np.array([1.5, np.inf]); f["compact"][2] = np.array([2.5, 3, 4])
+    REF["compact"] = np.array([1.5, np.inf, 2.5, 3, 4]); REF["compact/shape"] = np.array([3])
+    sp = f.create_dataset("sparse", (5000,), dtype=h5py.vlen_dtype(np.float32), chunks=(100,))
+    sp[10] = np.array([1, 2, 3], np.float32); sp[4950] = np.array([np.nan, 9], np.float32)
+    sp[4999] = np.array([4], np.float32)
+    REF["sparse"] = np.array([1, 2, 3, np.nan, 9, 4], np.float32)
+    REF["sparse/shape"] = np.array([5000])
+np.savez("more.npz", **REF)
+with h5py.File("huge.h5", "w") as f:  # nothing written: more rows than kept
+    f.create_dataset("s", (2**32 + 1,), dtype=h5py.vlen_dtype(np.float32), chunks=(2**20,))
 PY
 
 # numpy's view: the concatenation of the sequences written (h5py reads
@@ -137,6 +159,12 @@ cp stdout ok.json
 "$NA_PYTHON" ref.py ok.json ok.npz 2 >/dev/null || fail "ok.h5 differs from numpy"
 expect_json ok.json '[t["name"] for t in j["files"][0]["tensors"]]' \
     '["/be", "/empty", "/f16", "/f32", "/f64", "/grid", "/gz", "/i16"]'
+expect_exit 1 "$N" scan --format json --zscore 2 more.h5
+"$NA_PYTHON" ref.py stdout more.npz 2 >/dev/null || fail "more.h5 differs from numpy"
+NANAUDIT_HDF5_VLEN_BATCH=24 expect_exit 1 "$N" scan --format json --zscore 2 more.h5
+"$NA_PYTHON" ref.py stdout more.npz 2 >/dev/null || fail "more.h5 in batches of 24 bytes differs"
+expect_exit 3 "$N" scan huge.h5
+assert_eq "$(cat "$T/stderr")" "nanaudit: huge.h5: /s: 4294967297 variable-length sequences: more than the 4294967296 whose lengths the reader keeps" "scan of huge.h5"
 expect_json ok.json 'j["files"][0]["tensors"][3]["nan_locations"]' '[[4]]'
 expect_json ok.json 'j["files"][0]["tensors"][3]["inf_locations"]' '[[6]]'
 expect_json ok.json 'j["files"][0]["tensors"][1]["variable_length"]' '{"sequences": 4, "shape": [4]}'
@@ -302,7 +330,7 @@ one_line objsz.h5 "nanaudit: objsz.h5: /s: sequence 0: object 2 of the global he
 one_line colsz.h5 "nanaudit: colsz.h5: /s: sequence 0: the global heap collection at address $GA says it holds 1099511627776 bytes, past the end of the file (a damaged heap)"
 # a batch smaller than one sequence (NANAUDIT_HDF5_VLEN_BATCH: bytes one read may take)
 NANAUDIT_HDF5_VLEN_BATCH=16 one_line one.h5 \
-    "nanaudit: one.h5: /s: sequence 1 holds 40 bytes, more than the 16 one read may take (a damaged length?)"
+    "nanaudit: one.h5: /s: sequence 1 holds 40 bytes, more than the 16 one read may take"
 mkdir out
 for f in gcol.h5 len5.h5; do
     expect_exit 3 "$N" clean "$f" -o "out/$f"

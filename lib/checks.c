@@ -100,10 +100,16 @@ static void layout(const na_checks_t *c, const char *name, na_extra_t *ex, layou
     ex->n = 0;
     if (wants_nonneg(c, name))
         L->neg = push(ex, -DBL_MAX, -DBL_TRUE_MIN); /* x < 0, not -0 */
-    if (c->range_lo_set)
-        L->range_lo = push(ex, -DBL_MAX, nextafter(c->range_lo, -INFINITY));
-    if (c->range_hi_set)
-        L->range_hi = push(ex, nextafter(c->range_hi, INFINITY), DBL_MAX);
+    if (c->range_lo_set && c->range_hi_set && c->range_lo > c->range_hi)
+        /* an empty range (a policy's min from one scope above its max from
+         * another): every finite value is outside it, and counted once */
+        L->range_lo = push(ex, -DBL_MAX, DBL_MAX);
+    else {
+        if (c->range_lo_set)
+            L->range_lo = push(ex, -DBL_MAX, nextafter(c->range_lo, -INFINITY));
+        if (c->range_hi_set)
+            L->range_hi = push(ex, nextafter(c->range_hi, INFINITY), DBL_MAX);
+    }
     if (c->max_abs_set) {
         L->abs_lo = push(ex, -DBL_MAX, nextafter(-c->max_abs, -INFINITY));
         L->abs_hi = push(ex, nextafter(c->max_abs, INFINITY), DBL_MAX);

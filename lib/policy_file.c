@@ -279,6 +279,8 @@ static na_status_t scope_key(const pctx_t *c, const char *k, const yaml_node_t *
             return st;
         *(lo ? &s->v.range_lo : &s->v.range_hi) = x;
         *(lo ? &s->v.range_lo_set : &s->v.range_hi_set) = 1;
+        if (s->v.range_lo_set && s->v.range_hi_set && s->v.range_lo > s->v.range_hi)
+            return bad(c, v, "%s: min %g is above max %g", k, s->v.range_lo, s->v.range_hi);
         s->given |= lo ? NA_CK_RANGE_LO : NA_CK_RANGE_HI;
     } else if (!strcmp(k, "max_abs")) {
         if ((st = get_num(c, v, k, &s->v.max_abs)) == NA_OK && s->v.max_abs < 0)

@@ -85,6 +85,15 @@ printf 'version: 1\ndefaults:\n  max_nan_fraction: 2\n' | bad 3 "max_nan_fractio
 printf 'version: 1\ndefaults:\n  fail_on: [nan, boom]\n' | bad 3 "fail_on: unknown kind 'boom'"
 printf 'version: 1\ndefaults:\n  range: [5, 1]\n' | bad 3 "range: LO 5 is above HI 1"
 printf 'version: 1\ndefaults:\n  range: 5\n' | bad 3 "range: expected [LO, HI]"
+# (twelfth fresh-user round) min above max in one scope is refused like
+# range: [5, 1]; from two scopes the range is empty and every finite value
+# is outside it, counted once (it was counted below LO and above HI both:
+# more values than the tensor has)
+printf 'version: 1\nrules:\n  - match: "*"\n    min: 5\n    max: 1\n' | bad 5 "max: min 5 is above max 1"
+printf 'version: 1\ndefaults:\n  range: [0, 1]\n  min: 2\n' | bad 4 "min: min 2 is above max 1"
+printf 'version: 1\ndefaults:\n  min: 5\nrules:\n  - match: tok_embed.weight\n    max: 1\n' >"$T/empty.yaml"
+expect_exit 1 "$NANAUDIT" scan --policy "$T/empty.yaml" "$F"
+expect_stdout_contains "FAIL tok_embed.weight: 4 values outside [5, 1] (min -20, max 30)"
 printf 'version: 1\ndefaults:\n  nonnegative: yes\n' | bad 3 "nonnegative: expected true or false"
 printf 'version: 1\ndefaults:\n  cast_check: F32\n' | bad 3 "cast_check: expected F16, BF16, F8_E4M3 or F8_E5M2"
 printf 'version: 1\ndefaults:\n  max_abs: 1\n  max_abs: 2\n' | bad 4 "duplicate key 'max_abs' in defaults"

@@ -684,11 +684,12 @@ char *na_escape_text_dup(const char *s);
  * section 4 / Unicode Table 3-7. */
 size_t na_utf8_seq_len(const void *s, size_t n);
 
-/* The whole of s as a finite double (C11 strtod syntax: decimal or hex,
- * "1e-310" included: a subnormal, or 0 for a value below the smallest
- * one, as Python's float() gives, although strtod reports ERANGE for
- * both). 0, or -1 for an empty string, trailing characters, a value
- * beyond DBL_MAX, NaN or Inf. */
+/* The whole of s as a finite double, decimal syntax only ([+-] digits
+ * [. digits] [e [+-] digits]: no hex, no spaces, no inf/nan words),
+ * converted by strtod ("1e-310" included: a subnormal, or 0 for a value
+ * below the smallest one, as Python's float() gives, although strtod
+ * reports ERANGE for both). 0, or -1 for an empty string, any other
+ * character, a value beyond DBL_MAX. */
 int na_parse_double(const char *s, double *v);
 
 #ifdef __cplusplus

@@ -7,8 +7,37 @@
 #include <math.h>   /* isfinite */
 #include <stdlib.h> /* strtod */
 
+/* Decimal syntax: [+-] digits [. digits] [e [+-] digits], at least one
+ * digit before the exponent; no spaces, no hex (strtod's 0x10), no
+ * inf/nan words: one number reads the same on the command line, in a
+ * policy file and in numpy. */
+static int decimal(const char *s)
+{
+    size_t digits = 0;
+    s += *s == '+' || *s == '-';
+    for (; *s >= '0' && *s <= '9'; s++)
+        digits++;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            digits++;
+    if (digits == 0)
+        return 0;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        s += *s == '+' || *s == '-';
+        if (!(*s >= '0' && *s <= '9'))
+            return 0;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == '\0';
+}
+
 int na_parse_double(const char *s, double *v)
 {
+    *v = 0;
+    if (!decimal(s))
+        return -1;
     char *end;
     errno = 0;
     *v = strtod(s, &end);

@@ -23,6 +23,12 @@ usage "nanaudit: --zscore needs an argument K" scan "$X" --zscore
 usage "nanaudit: --zscore: 'abc' is not a number >= 0" scan --zscore abc "$X"
 usage "nanaudit: --zscore: '-1' is not a number >= 0" scan --zscore -1 "$X"
 usage "nanaudit: --zscore: 'inf' is not a number >= 0" scan --zscore inf "$X"
+# (twelfth fresh-user round) strtod read 0x10 as 16 and skipped spaces;
+# decimal only, as in policy files
+usage "nanaudit: --zscore: '0x10' is not a number >= 0" scan --zscore 0x10 "$X"
+usage "nanaudit: --zscore: ' 3' is not a number >= 0" scan --zscore ' 3' "$X"
+usage "nanaudit: --max-abs: '0x1p3' is not" scan --max-abs 0x1p3 "$X"
+usage "nanaudit: --nonfinite: 'value=0x1p-3'" clean --nonfinite value=0x1p-3 "$X" -o "$T/o"
 usage "nanaudit: --max-locations: 'x' is not a count" scan --max-locations x "$X"
 usage "nanaudit: --max-locations: '-2' is not a count" scan --max-locations=-2 "$X"
 usage "nanaudit: --threads: '0' is not a thread count" scan --threads 0 "$X"

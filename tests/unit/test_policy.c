@@ -208,10 +208,29 @@ static void test_findings_scalar(void **state)
     assert_string_equal(f[0].message, "1 NaN value (first at [])");
 }
 
+/* Numbers of flags and policy files: decimal syntax only (lib/parse.c). */
+static void test_parse_double(void **state)
+{
+    (void)state;
+    double v;
+    const char *ok[] = {"3", "-2.5", "+7", ".5", "3.", "1e3", "1E-3", "2.5e+2", "0",
+                        "010", "1e-310"};
+    const double want[] = {3, -2.5, 7, 0.5, 3, 1000, 0.001, 250, 0, 10, 1e-310};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        assert_int_equal(na_parse_double(ok[i], &v), 0);
+        assert_true(v == want[i]);
+    }
+    const char *bad[] = {"", " 3", "3 ", "0x10", "0x1p3", "inf", "nan", "-inf", "1e", "e3",
+                         ".", "+", "1.2.3", "1e400", "3k", "--1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(na_parse_double(bad[i], &v), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_parse_double),
         cmocka_unit_test(test_fail_on_ok),
         cmocka_unit_test(test_fail_on_errors),
         cmocka_unit_test(test_findings_messages),

@@ -145,6 +145,9 @@ static int set_dtype(cli_opts_t *o, const char *a, const char *n)
     na_dtype_t dt = na_dtype_from_name(a, strlen(a));
     if (dt == NA_DT_INVALID)
         return BAD(o, n, a, "a dtype (F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I8..I64 U8..U64 BOOL ...)");
+    if (!na_raw_dtype_ok(dt))
+        return BAD(o, n, a, "a dtype raw data can be read as (F4's values are 4 bits, not "
+                   "whole bytes)");
     o->open.raw_dtype = dt;
     return 0;
 }

@@ -103,6 +103,9 @@ enum { NA_MISSING_AUTO = 0, NA_MISSING_NONE = 1 };
 #define NA_RAW_TO_EOF UINT64_MAX
 
 void na_open_opts_init(na_open_opts_t *o);
+/* 1 when raw data can be read as dt (--dtype): a decoded dtype of whole
+ * bytes (not F4, whose values are 4 bits). raw.c refuses the others. */
+int na_raw_dtype_ok(na_dtype_t dt);
 
 /* An opened input file with a list of tensors. */
 typedef struct na_input na_input_t;

@@ -317,6 +317,9 @@ static na_status_t raw_layout(raw_input_t *r, const na_open_opts_t *o, uint64_t 
         r->data_bytes = o->raw_length;
     }
     if (o->raw_ndim < 0) {
+        if (stream == 0) /* a --shape of 0 elements says it is meant */
+            return na_err_set(err, NA_E_FORMAT, "empty %s (0 bytes); give --shape with a 0 "
+                              "dimension if no data is right", what);
         if (r->data_bytes % r->esize != 0)
             return na_err_set(err, NA_E_FORMAT,
                               "data size %llu bytes is not a multiple of the %s element size "
@@ -400,12 +403,17 @@ static const struct na_input_vtbl raw_vtbl = {
 
 /* ---- open ------------------------------------------------------------- */
 
+int na_raw_dtype_ok(na_dtype_t dt)
+{
+    unsigned bits = na_dtype_bits(dt);
+    return na_dtype_supported(dt) && bits != 0 && bits % 8 == 0;
+}
+
 /* Takes fd: hands it to the mapping or the gzip stream, or closes it. */
 static na_status_t raw_setup(raw_input_t *r, int fd, const na_open_opts_t *o, na_err_t *err)
 {
     struct stat sb;
-    unsigned bits = na_dtype_bits(o->raw_dtype);
-    if (!na_dtype_supported(o->raw_dtype) || bits == 0 || bits % 8 != 0) {
+    if (!na_raw_dtype_ok(o->raw_dtype)) {
         close(fd);
         return na_err_set(err, NA_E_UNSUPPORTED, "unsupported dtype %s for raw data",
                           na_dtype_name(o->raw_dtype));
@@ -425,7 +433,7 @@ static na_status_t raw_setup(raw_input_t *r, int fd, const na_open_opts_t *o, na
     /* F80, the x87 80-bit type, as numpy's np.longdouble(...).tofile()
      * writes it on x86-64 (and C's long double in memory): 16-byte slots,
      * the value in the first 10 bytes, as an .npy '<f16' (npy.c) */
-    r->esize = o->raw_dtype == NA_DT_F80 ? 16 : bits / 8;
+    r->esize = o->raw_dtype == NA_DT_F80 ? 16 : na_dtype_bits(o->raw_dtype) / 8;
     r->base.file_size = (uint64_t)sb.st_size;
     uint8_t magic[2] = {0, 0};
     ssize_t got = r->base.file_size >= 2 ? pread(fd, magic, 2, 0) : 0;

@@ -281,12 +281,12 @@ static na_status_t errno_status(int e)
 
 static na_status_t sniff_fd(int fd, int raw_mode, na_probe_t *p, na_err_t *err)
 {
-    if (p->size == 0) {
-        p->kind = NA_FILE_EMPTY;
+    if (raw_mode) { /* an empty file too: raw.c decides (a --shape of 0 elements) */
+        p->kind = NA_FILE_RAW;
         return NA_OK;
     }
-    if (raw_mode) {
-        p->kind = NA_FILE_RAW;
+    if (p->size == 0) {
+        p->kind = NA_FILE_EMPTY;
         return NA_OK;
     }
     uint8_t head[HEAD_BYTES];

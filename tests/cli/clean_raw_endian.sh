@@ -58,4 +58,20 @@ after_max="$(json_get "$T/stdout" 'j["tensors"][0]["after"]["max"]')"
 expect_exit 0 "$N" scan --format json --dtype F32 --endian big --shape 299x3 f4.out
 expect_json "$T/stdout" 'j["files"][0]["tensors"][0]["max"]' "$after_max"
 expect_json "$T/stdout" 'j["files"][0]["tensors"][0]["subnormal"]' '0'
+# (twelfth fresh-user round) every sample dropped: the 0-byte copy is
+# written and verified (it was "verification: the written file does not
+# re-open: empty file (0 bytes)", exit 4, while --dry-run said 0); it reads
+# back as shape 0x2, and an empty file with --dtype alone is an error
+printf '\x00\x00\xc0\x7f\x00\x00\x80\x3f\x00\x00\x80\x3f\x00\x00\xc0\x7f' >alln.bin
+expect_exit 0 "$N" clean --dtype F32 --shape 2x2 --max-drop-fraction 1 alln.bin -o alln.out
+expect_stdout_contains "dropped 2 samples (non-finite 2, outliers 0, together 0), first 0 1"
+expect_stdout_contains "written: alln.out (verified)"
+assert_eq "$(stat -c %s alln.out)" "0" "size of the copy"
+expect_exit 0 "$N" scan --dtype F32 --shape 0x2 alln.out
+expect_stdout_contains "  data    F32    [0,2]         0    0    0"
+expect_exit 3 "$N" scan --dtype F32 alln.out
+assert_eq "$(cat "$T/stderr")" "nanaudit: alln.out: empty file (0 bytes); give --shape with a 0 dimension if no data is right" "empty raw file"
+mkdir d && cp alln.out d/ && cp alln.bin d/
+expect_exit 1 "$N" scan --dtype F32 d
+expect_stdout_contains "skipped: d/alln.out (empty file (0 bytes))"
 pass

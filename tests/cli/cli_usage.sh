@@ -41,6 +41,10 @@ usage "nanaudit: --max-header-bytes: '0' is not a byte count >= 1" scan --max-he
 usage "nanaudit: --max-header-bytes: '1e9' is not a byte count" scan --max-header-bytes 1e9 "$X"
 usage "nanaudit: --dtype: 'F99' is not a dtype" scan --dtype F99 "$X"
 usage "nanaudit: --dtype: 'f32' is not a dtype" info --dtype f32 "$X"
+# (twelfth fresh-user round) F4 was exit 3 per input: a bad value is exit 2
+for cmd in scan info clean; do
+    usage "nanaudit: --dtype: 'F4' is not a dtype raw data can be read as (F4's values are 4 bits, not whole bytes)" $cmd --dtype F4 "$X"
+done
 usage "nanaudit: --shape: '2xx3' is not a shape" scan --dtype F32 --shape 2xx3 "$X"
 usage "nanaudit: --shape: '-1' is not a shape" scan --dtype F32 --shape=-1 "$X"
 usage "nanaudit: --endian: 'middle' is not little or big" scan --dtype F32 --endian middle "$X"

@@ -255,9 +255,27 @@ static void size_rules(void **state)
     /* sub-byte dtypes cannot be raw */
     o = opts(NA_DT_F4, NA_LITTLE, 0, -1, NULL);
     expect_open_error(path, &o, NA_E_UNSUPPORTED, "unsupported dtype F4 for raw data");
-    /* an empty file is an error even with --dtype */
+    /* an empty file is an error with --dtype alone, and the tensor of 0
+     * elements a --shape with a 0 dimension says (what numpy's
+     * np.zeros((0, 2), "f4").tofile() writes); another shape needs bytes */
     o = opts(NA_DT_F32, NA_LITTLE, 0, -1, NULL);
-    expect_open_error(put("empty.bin", "", 0), &o, NA_E_FORMAT, "empty file (0 bytes)");
+    expect_open_error(put("empty.bin", "", 0), &o, NA_E_FORMAT,
+                      "empty file (0 bytes); give --shape with a 0 dimension if no data is "
+                      "right");
+    const uint64_t zero2[2] = {0, 2}, two2[2] = {2, 2};
+    o = opts(NA_DT_F32, NA_LITTLE, 0, 2, two2);
+    expect_open_error(tpath("empty.bin"), &o, NA_E_FORMAT,
+                      "shape [2,2] of F32 needs 16 bytes, but the data after offset 0 is 0 "
+                      "bytes");
+    o = opts(NA_DT_F32, NA_LITTLE, 0, 2, zero2);
+    in = NULL;
+    assert_int_equal(na_input_open(tpath("empty.bin"), &o, &in, &e), NA_OK);
+    assert_int_equal(na_input_tensor(in, 0, &t, &e), NA_OK);
+    assert_int_equal(t.ndim, 2);
+    assert_int_equal(t.shape[0], 0);
+    assert_int_equal(t.shape[1], 2);
+    assert_int_equal(t.elements, 0);
+    na_input_close(in);
 }
 
 static void c64_two_parts(void **state)

@@ -292,7 +292,10 @@ static void probe_raw_mode(void **state)
     assert_true(fd >= 0);
     assert_int_equal(close(fd), 0);
     assert_int_equal(na_probe_check(&p, &e), NA_OK);
+    /* an empty one too: the raw reader decides by --shape (test_raw.c) */
     assert_int_equal(na_probe_path(put("z.bin", "", 0), 1, &p, NULL, &e), NA_OK);
+    assert_int_equal(p.kind, NA_FILE_RAW);
+    assert_int_equal(na_probe_path(put("z.bin", "", 0), 0, &p, NULL, &e), NA_OK);
     assert_int_equal(p.kind, NA_FILE_EMPTY);
     assert_int_equal(na_probe_check(&p, &e), NA_E_FORMAT);
     assert_string_equal(e.msg, "empty file (0 bytes)");

@@ -10,6 +10,8 @@
 #include "format.h"
 
 #include <stdint.h> /* UINT64_MAX */
+#include <stdlib.h> /* calloc, free */
+#include <string.h> /* strcmp */
 #include <unistd.h> /* close */
 
 void na_open_opts_init(na_open_opts_t *o)
@@ -27,6 +29,49 @@ void na_open_opts_init(na_open_opts_t *o)
     o->missing_mode = NA_MISSING_AUTO;
     o->threads = 0;
     o->no_measure = 0;
+}
+
+/* NA_E_FORMAT when two tensors of `in` have one name. The formats make
+ * names that can meet: PyTorch's nested dicts are flattened with dots
+ * ({"a": {"b": t}} and "a.b"), a complex tensor c becomes c.real and
+ * c.imag (beside a tensor named c.real), an .npz member x.npy is x (beside
+ * a member x). Reports, baselines, --include and --save-params name
+ * tensors, so such a file could not be reported or cleaned faithfully
+ * (--apply-params gave one tensor the other's statistics). HDF5 paths
+ * are left out: asking libhdf5's child for every tensor would measure
+ * every variable-length dataset twice. Open addressing of FNV-1a hashes;
+ * names compared by strcmp on a hash match. */
+static na_status_t unique_names(na_input_t *in, na_err_t *err)
+{
+    size_t n = na_input_count(in), cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = n > 1 ? calloc(cap, sizeof *slot) : NULL; /* index + 1, 0: empty */
+    if (n > 1 && slot == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory for %zu tensor names", n);
+    na_status_t st = NA_OK;
+    for (size_t i = 0; n > 1 && i < n && st == NA_OK; i++) {
+        na_tensor_t t, u;
+        na_err_t e;
+        if (na_input_tensor(in, i, &t, &e) != NA_OK || t.name == NULL)
+            continue; /* its own error, reported when it is read */
+        uint64_t h = 1469598103934665603u;
+        for (const unsigned char *c = (const unsigned char *)t.name; *c; c++)
+            h = (h ^ *c) * 1099511628211u;
+        size_t k = (size_t)h & (cap - 1);
+        for (; slot[k] != 0; k = (k + 1) & (cap - 1)) {
+            size_t j = slot[k] - 1;
+            if (na_input_tensor(in, j, &u, &e) == NA_OK && strcmp(u.name, t.name) == 0) {
+                st = na_err_set(err, NA_E_FORMAT, "tensors %zu and %zu (in file order) are "
+                                "both named '%.200s': reports and parameter files could not "
+                                "tell them apart", j + 1, i + 1, t.name);
+                break;
+            }
+        }
+        slot[k] = i + 1;
+    }
+    free(slot);
+    return st;
 }
 
 na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t **out,
@@ -59,7 +104,12 @@ na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t 
     if (p.kind == NA_FILE_HDF5)
         f = &na_format_hdf5;
 #endif
-    return f->open(path, fd, o, out, err); /* f->open owns fd now */
+    st = f->open(path, fd, o, out, err); /* f->open owns fd now */
+    if (st == NA_OK && p.kind != NA_FILE_HDF5 && (st = unique_names(*out, err)) != NA_OK) {
+        na_input_close(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 const char *na_input_format(const na_input_t *in) { return in->format; }

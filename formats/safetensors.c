@@ -189,6 +189,25 @@ static na_status_t check_utf8(const uint8_t *h, size_t n, na_err_t *err)
     return NA_OK;
 }
 
+/* One step of a scan of JSON text: 1 when byte c (at *i) lies outside
+ * every string and is not a quote; a backslash inside a string also
+ * steps over the byte it escapes (*i + 1). */
+static int outside_string(char c, size_t *i, int *in_str)
+{
+    if (*in_str) {
+        if (c == '\\')
+            (*i)++;
+        else if (c == '"')
+            *in_str = 0;
+        return 0;
+    }
+    if (c == '"') {
+        *in_str = 1;
+        return 0;
+    }
+    return 1;
+}
+
 /* jansson's duplicate-key error names the key only when it is short; its
  * position is the byte just past the key's closing quote. Find the key's
  * text and its depth (1 = a tensor name) from the raw header. */
@@ -211,18 +230,12 @@ static na_status_t dup_key_error(const char *h, size_t n, size_t pos, na_err_t *
     int depth = 0, in_str = 0;
     for (size_t i = 0; i < open; i++) {
         char c = h[i];
-        if (in_str) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
-        } else if (c == '{' || c == '[') {
+        if (!outside_string(c, &i, &in_str))
+            continue;
+        if (c == '{' || c == '[')
             depth++;
-        } else if (c == '}' || c == ']') {
+        else if (c == '}' || c == ']')
             depth--;
-        }
     }
     char nb[NAME_CLIP + 8];
     const char *key = clip(h + open + 1, q - open - 1, nb, sizeof nb);
@@ -233,6 +246,22 @@ static na_status_t dup_key_error(const char *h, size_t n, size_t pos, na_err_t *
                           key);
     return na_err_set(err, NA_E_FORMAT, "duplicate key '%s' in header (at byte %zu)", key,
                       pos);
+}
+
+/* 1 + the offset of a number -0 outside the strings of JSON text h, or
+ * 0. jansson reads -0 as the integer 0; serde_json, the reference
+ * loader's parser, as the float -0.0, which it refuses for a usize
+ * (shape, data_offsets); nothing else in a header is a number. */
+static size_t neg_zero_at(const char *h, size_t n)
+{
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = h[i];
+        if (outside_string(c, &i, &in_str) && c == '-' && i + 1 < n && h[i + 1] == '0' &&
+            (i + 2 == n || !strchr("0123456789.eE", h[i + 2])))
+            return i + 1;
+    }
+    return 0;
 }
 
 static na_status_t parse_json(const char *h, size_t n, json_t **out, na_err_t *err)
@@ -266,6 +295,14 @@ static na_status_t parse_json(const char *h, size_t n, json_t **out, na_err_t *e
         json_decref(*out);
         *out = NULL;
         return st;
+    }
+    size_t nz = neg_zero_at(h, n);
+    if (nz > 0) {
+        json_decref(*out);
+        *out = NULL;
+        return na_err_set(err, NA_E_FORMAT, "header: -0 at byte %zu, which the reference "
+                          "loader reads as the floating-point number -0.0, not a "
+                          "non-negative integer", nz - 1);
     }
     return NA_OK;
 }

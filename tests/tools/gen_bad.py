@@ -100,6 +100,11 @@ CASES = {
     "string_dim": (st(hdr({"w": t("F32", ["1"], 0, 4)}), F32_1), "tensor 'w': shape[0] is a string, not an integer"),
     "shape_not_array": (st(hdr({"w": t("F32", 1, 0, 4)}), F32_1), "tensor 'w': shape is an integer, not an array"),
     "negative_offset": (st(hdr({"w": t("F32", [1], -4, 0)}), F32_1), "tensor 'w': data_offsets[0] is -4, negative"),
+    # (twelfth fresh-user round) serde_json reads -0 as the float -0.0: refused
+    "neg_zero_dim": (st('{"w":{"dtype":"F32","shape":[-0],"data_offsets":[0,0]}}'),
+                     "header: -0 at byte 29, which the reference loader reads as the floating-point number -0.0"),
+    "neg_zero_offset": (st('{"w":{"dtype":"F32","shape":[1],"data_offsets":[-0,4]}}', F32_1),
+                        "header: -0 at byte 48, which the reference loader reads as the floating-point number -0.0"),
     "offsets_reversed": (st(hdr({"w": t("F32", [1], 4, 0)}), F32_1), "tensor 'w': data_offsets [4, 0]: begin after end"),
     "shape_1000x1000_in_4_bytes": (st(hdr({"w": t("F32", [1000, 1000], 0, 4)}), F32_1),
                                    "tensor 'w': shape [1000, 1000] of F32 needs 4000000 bytes but data_offsets [0, 4] hold 4"),

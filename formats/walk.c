@@ -19,6 +19,8 @@
  *    unless its name claims a checkpoint (*.safetensors, *.bin, ...) or
  *    its content is a data format we cannot read yet (HDF5, netCDF-3):
  *    then it is an error, so that unaudited data never passes silently;
+ *    a Hugging Face Trainer's training_args.bin and rng_state*.pth, pickles
+ *    of no weights, are skipped (trainer_skip);
  *  - an HF index (*.index.json with "weight_map", detected by content)
  *    becomes an item of its own plus one item per shard (from_index).
  */
@@ -26,6 +28,7 @@
 
 #include <dirent.h>   /* opendir, readdir */
 #include <errno.h>    /* errno */
+#include <fnmatch.h>  /* fnmatch */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, realloc, free, qsort */
 #include <string.h>   /* strcmp, strdup, strerror */
@@ -164,6 +167,27 @@ static int content_is_data(na_kind_of_file_t k)
     return k == NA_FILE_HDF5 || k == NA_FILE_NETCDF3 || k == NA_FILE_GGUF;
 }
 
+/* The files of a Hugging Face Trainer checkpoint folder that are pickles
+ * of no tensors to audit, which the restricted pickle reader refuses
+ * (transformers' Trainer._save and _save_rng_state: training_args.bin is
+ * a pickled TrainingArguments, rng_state.pth or rng_state_N.pth, one per
+ * process, holds Python's, numpy's and torch's RNG states): the reason
+ * to skip one found in a folder, or NULL. Named as an input, such a file
+ * is read (and refused) as any other. */
+static const char *trainer_skip(const char *path, na_kind_of_file_t k)
+{
+    if (k != NA_FILE_TORCH && k != NA_FILE_PICKLE)
+        return NULL;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (strcmp(b, "training_args.bin") == 0)
+        return "Hugging Face Trainer's training arguments (a pickled TrainingArguments, no "
+               "tensors)";
+    if (fnmatch("rng_state.pth", b, 0) == 0 || fnmatch("rng_state_[0-9]*.pth", b, 0) == 0)
+        return "Hugging Face Trainer's random number generator states (no weights)";
+    return NULL;
+}
+
 /* ---- files and indexes ------------------------------------------------ */
 
 static na_status_t add_index(walk_ctx_t *c, const char *path, int from_dir);
@@ -198,6 +222,9 @@ static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p
         return add_noted(c, path, p->kind, from_dir, 0, msg);
     }
     na_err_t e;
+    const char *trainer = from_dir ? trainer_skip(path, p->kind) : NULL;
+    if (trainer != NULL)
+        return add_noted(c, path, p->kind, from_dir, 0, trainer);
     if (na_probe_check(p, &e) != NA_OK) {
         int is_error = !from_dir || name_claims_data(path) || content_is_data(p->kind);
         return add_noted(c, path, p->kind, from_dir, is_error, e.msg);

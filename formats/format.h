@@ -232,6 +232,9 @@ struct na_input_vtbl {
     void (*meta)(const na_input_t *, size_t, const char **, const char **);
     uint64_t (*tensor_bytes)(const na_input_t *, size_t);
     void (*close)(na_input_t *);
+    /* Tensor i's name without the work tensor() may do (HDF5: measuring
+     * variable-length data), or NULL: input.c then asks tensor(). */
+    const char *(*name)(const na_input_t *, size_t);
 };
 struct na_input {
     const struct na_input_vtbl *v;

@@ -762,8 +762,13 @@ static void h5_close(na_input_t *in)
     free(h);
 }
 
+static const char *h5_name(const na_input_t *in, size_t i)
+{
+    return ((const h5_input_t *)in)->ents[i].name;
+}
+
 static const struct na_input_vtbl h5_vtbl = {
-    h5_count, h5_tensor, h5_meta_count, h5_meta, h5_tensor_bytes, h5_close,
+    h5_count, h5_tensor, h5_meta_count, h5_meta, h5_tensor_bytes, h5_close, h5_name,
 };
 
 /* ---- open ---------------------------------------------------------------- */

@@ -37,10 +37,18 @@ void na_open_opts_init(na_open_opts_t *o)
  * c.imag (beside a tensor named c.real), an .npz member x.npy is x (beside
  * a member x). Reports, baselines, --include and --save-params name
  * tensors, so such a file could not be reported or cleaned faithfully
- * (--apply-params gave one tensor the other's statistics). HDF5 paths
- * are left out: asking libhdf5's child for every tensor would measure
- * every variable-length dataset twice. Open addressing of FNV-1a hashes;
- * names compared by strcmp on a hash match. */
+ * (--apply-params gave one tensor the other's statistics); in HDF5 a
+ * compound /x's field a is /x.a, as a dataset x.a is. Open addressing of
+ * FNV-1a hashes; names compared by strcmp on a hash match. */
+static const char *name_of(na_input_t *in, size_t i)
+{
+    if (in->v->name != NULL)
+        return in->v->name(in, i);
+    na_tensor_t t;
+    na_err_t e;
+    return na_input_tensor(in, i, &t, &e) == NA_OK ? t.name : NULL;
+}
+
 static na_status_t unique_names(na_input_t *in, na_err_t *err)
 {
     size_t n = na_input_count(in), cap = 16;
@@ -51,20 +59,20 @@ static na_status_t unique_names(na_input_t *in, na_err_t *err)
         return na_err_set(err, NA_E_NOMEM, "out of memory for %zu tensor names", n);
     na_status_t st = NA_OK;
     for (size_t i = 0; n > 1 && i < n && st == NA_OK; i++) {
-        na_tensor_t t, u;
-        na_err_t e;
-        if (na_input_tensor(in, i, &t, &e) != NA_OK || t.name == NULL)
+        const char *ni = name_of(in, i);
+        if (ni == NULL)
             continue; /* its own error, reported when it is read */
         uint64_t h = 1469598103934665603u;
-        for (const unsigned char *c = (const unsigned char *)t.name; *c; c++)
+        for (const unsigned char *c = (const unsigned char *)ni; *c; c++)
             h = (h ^ *c) * 1099511628211u;
         size_t k = (size_t)h & (cap - 1);
         for (; slot[k] != 0; k = (k + 1) & (cap - 1)) {
             size_t j = slot[k] - 1;
-            if (na_input_tensor(in, j, &u, &e) == NA_OK && strcmp(u.name, t.name) == 0) {
+            const char *nj = name_of(in, j);
+            if (nj != NULL && strcmp(nj, ni) == 0) {
                 st = na_err_set(err, NA_E_FORMAT, "tensors %zu and %zu (in file order) are "
                                 "both named '%.200s': reports and parameter files could not "
-                                "tell them apart", j + 1, i + 1, t.name);
+                                "tell them apart", j + 1, i + 1, ni);
                 break;
             }
         }
@@ -105,7 +113,7 @@ na_status_t na_input_open(const char *path, const na_open_opts_t *o, na_input_t 
         f = &na_format_hdf5;
 #endif
     st = f->open(path, fd, o, out, err); /* f->open owns fd now */
-    if (st == NA_OK && p.kind != NA_FILE_HDF5 && (st = unique_names(*out, err)) != NA_OK) {
+    if (st == NA_OK && (st = unique_names(*out, err)) != NA_OK) {
         na_input_close(*out);
         *out = NULL;
     }

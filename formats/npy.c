@@ -849,7 +849,7 @@ static void npy_close(na_input_t *in)
 }
 
 static const struct na_input_vtbl npy_vtbl = {
-    npy_count, npy_tensor, npy_meta_count, npy_meta, npy_tensor_bytes, npy_close,
+    npy_count, npy_tensor, npy_meta_count, npy_meta, npy_tensor_bytes, npy_close, NULL,
 };
 
 static na_status_t npy_open(const char *path, int fd, const na_open_opts_t *o,

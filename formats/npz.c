@@ -73,7 +73,7 @@ static void npz_close(na_input_t *in)
 }
 
 static const struct na_input_vtbl npz_vtbl = {
-    npz_count, npz_tensor, npz_meta_count, npz_meta, npz_tensor_bytes, npz_close,
+    npz_count, npz_tensor, npz_meta_count, npz_meta, npz_tensor_bytes, npz_close, NULL,
 };
 
 /* na_npz_member_is_array (npt.h): skipping an array member not named

@@ -398,7 +398,7 @@ static void raw_close(na_input_t *in)
 }
 
 static const struct na_input_vtbl raw_vtbl = {
-    raw_count, raw_tensor, raw_meta_count, raw_meta, raw_tensor_bytes, raw_close,
+    raw_count, raw_tensor, raw_meta_count, raw_meta, raw_tensor_bytes, raw_close, NULL,
 };
 
 /* ---- open ------------------------------------------------------------- */

@@ -138,7 +138,7 @@ static void t_close(na_input_t *in)
 }
 
 static const struct na_input_vtbl torch_vtbl = {
-    t_count, t_tensor, t_meta_count, t_meta, t_tensor_bytes, t_close,
+    t_count, t_tensor, t_meta_count, t_meta, t_tensor_bytes, t_close, NULL,
 };
 
 /* ---- building entries ------------------------------------------------------ */

@@ -6,7 +6,8 @@
 # and clean's --save-params kept one entry, so --apply-params on the same
 # file gave the first tensor the other's statistics ([0, 1] became
 # [0.2, 0.4]) without a word. The same for an .npz with members x.npy and
-# x, and a complex tensor c (c.real, c.imag) beside a tensor c.real.
+# x, a complex tensor c (c.real, c.imag) beside a tensor c.real, and an
+# HDF5 compound /x's field a beside a dataset /x.a.
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || exit 1
 N="$NANAUDIT"
@@ -50,5 +51,23 @@ make_st "$T/d.safetensors" '{"tensors":[
  {"name":"c","dtype":"C64","shape":[2],"values":[1,2]},
  {"name":"c.re","dtype":"F32","shape":[1],"values":[5]}]}'
 expect_exit 0 "$N" scan "$T/d.safetensors"
+expect_stdout_contains "3 tensors"
+
+# HDF5: a compound /x's field a is /x.a, as a dataset x.a is (last: the
+# rest ran in a build without HDF5)
+skip_without_hdf5
+"$NA_PYTHON" - <<'PY' || fail "making the h5"
+import h5py, numpy as np
+with h5py.File("cmp.h5", "w") as f:
+    f.create_dataset("x", data=np.zeros(3, dtype=[("a", "<f4"), ("b", "<f4")]))
+    f.create_dataset("x.a", data=np.ones(3, np.float32))
+    f.create_dataset("x.c", data=np.ones(3, np.float32))
+with h5py.File("cmp2.h5", "w") as f:
+    f.create_dataset("x", data=np.zeros(3, dtype=[("a", "<f4"), ("b", "<f4")]))
+    f.create_dataset("x.c", data=np.ones(3, np.float32))
+PY
+expect_exit 3 "$N" scan cmp.h5
+assert_eq "$(cat "$T/stderr")" "nanaudit: cmp.h5: tensors 1 and 3 (in file order) are both named '/x.a': reports and parameter files could not tell them apart" "h5"
+expect_exit 0 "$N" scan cmp2.h5
 expect_stdout_contains "3 tensors"
 pass

@@ -286,6 +286,18 @@ def test_weights_safetensors():
         check(f"w{i} version", prov["version"] == "0.1.0" and "clean" in prov["command"], str(prov))
         # tensor order: data_offsets order equal to the input's
         check(f"w{i} order", storage_order(out) == storage_order(src), str(storage_order(out)))
+    # a copy cleaned again: its nanaudit entry is replaced by one that
+    # describes the new copy (the input it was made from is w0)
+    again = path("w0b.safetensors")
+    subprocess.run([EXE, "clean", path("w0.safetensors"), "-o", again, "--nonfinite", "zero"],
+                   capture_output=True, text=True)
+    with safe_open(again, "numpy") as f:
+        md = f.metadata()
+    prov = json.loads(md["nanaudit"])
+    import hashlib
+    check("re-clean sha", prov["input_sha256"] ==
+          hashlib.sha256(open(path("w0.safetensors"), "rb").read()).hexdigest(), str(prov))
+    check("re-clean metadata", md.get("format") == "np" and md.get("note") == "x", str(md))
 
 
 def storage_order(p):

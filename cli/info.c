@@ -83,9 +83,15 @@ static void print_aliases(const na_input_t *in, size_t i)
     fputc('\n', stdout);
 }
 
-/* Two passes over the header entries: widths, then rows. */
-static int print_tensors(na_input_t *in)
+/* Two passes over the header entries: widths, then rows. A tensor that
+ * is damaged (NA_E_FORMAT, NA_E_IO: an HDF5 group that cannot be listed,
+ * a link that cannot be read) is listed "(not auditable)" and is also an
+ * error of the file: its line on stderr, exit 3, as scan's (info judges
+ * no data, but such an input was not listed whole). One that is valid but
+ * not supported (NA_E_UNSUPPORTED) is only listed. */
+static int print_tensors(na_input_t *in, const char *path)
 {
+    int rc = 0;
     size_t n = na_input_count(in), wn = 6, ws = 5, wd = 5;
     char shape[128];
     for (int pass = 0; pass < 2; pass++) {
@@ -127,6 +133,10 @@ static int print_tensors(na_input_t *in)
                 printf("  %-*s  %-*s  %s%s%s\n", (int)wd, dt, (int)ws, shape, bytes, of,
                        st != NA_OK ? "  (not auditable)"
                                    : t.src.read == NULL ? "  (skipped: not numeric)" : "");
+                if (st == NA_E_FORMAT || st == NA_E_IO) {
+                    cli_error(path, "%s", err.msg[0] ? err.msg : na_status_str(st));
+                    rc = 3;
+                }
                 /* HDF5: layout, chunks, filters, fill value */
                 char *det = esc(na_hdf5_detail(in, i));
                 if (det && *det)
@@ -137,7 +147,7 @@ static int print_tensors(na_input_t *in)
             free(name);
         }
     }
-    return 0;
+    return rc;
 }
 
 /* A shard of an index (it->from_index) is checked against the index as
@@ -207,7 +217,7 @@ static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opt
             printf("  note: %s\n", en);
         free(en);
     }
-    int rc = n ? print_tensors(in) : 0;
+    int rc = n ? print_tensors(in, path) : 0;
     *shard_rc = shard_check(w, it, in, bad);
     na_input_close(in);
     return rc;

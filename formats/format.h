@@ -233,7 +233,8 @@ struct na_input_vtbl {
     uint64_t (*tensor_bytes)(const na_input_t *, size_t);
     void (*close)(na_input_t *);
     /* Tensor i's name without the work tensor() may do (HDF5: measuring
-     * variable-length data), or NULL: input.c then asks tensor(). */
+     * variable-length data), NULL for an entry that is an error; or NULL
+     * itself: input.c then asks tensor(). */
     const char *(*name)(const na_input_t *, size_t);
 };
 struct na_input {

@@ -764,7 +764,8 @@ static void h5_close(na_input_t *in)
 
 static const char *h5_name(const na_input_t *in, size_t i)
 {
-    return ((const h5_input_t *)in)->ents[i].name;
+    const h5_entry_t *x = &((const h5_input_t *)in)->ents[i];
+    return x->e.kind == H5P_K_ERROR ? NULL : x->name; /* an error says its own */
 }
 
 static const struct na_input_vtbl h5_vtbl = {

@@ -112,6 +112,8 @@ typedef struct c_ent {
     int have_spans;  /* spans computed */
     size_t n_spans;  /* flat-index bounds of allocated chunks */
     uint64_t (*spans)[2];
+    int index_state; /* chunk index (c_index_check): 0 unchecked, 1 sound, 2 damaged */
+    char *index_msg; /* what is wrong with it, when damaged */
     int vlen;        /* sequences of a variable length: memtype is hvl_t */
     uint64_t rows;   /* dataset elements (0 for a null dataspace) */
     uint32_t fbase;  /* vlen: bytes of one value as stored */
@@ -1125,8 +1127,13 @@ static void visit_link(child_t *c, hid_t g, const char *name, const char *path, 
 {
     H5L_info_t li;
     if (H5Lget_info(g, name, &li, H5P_DEFAULT) < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        c_note(c, "%s: link cannot be read", path);
+        /* listed by its group but not found by its name: a damaged local
+         * heap or symbol table, not a dangling soft link (which is found);
+         * whatever lies behind it is not audited, so an error */
+        char cause[200], why[300];
+        h5_cause(cause, sizeof cause);
+        snprintf(why, sizeof why, "the link cannot be read: %s", cause);
+        c_error_entry(c, path, NA_E_FORMAT, why);
         return;
     }
     if (li.type == H5L_TYPE_EXTERNAL || li.type >= H5L_TYPE_UD_MIN) {
@@ -2211,6 +2218,126 @@ static void c_read_attr(child_t *c, c_ent_t *e, const h5p_read_t *rq)
         c_die(c);
 }
 
+/* ---- the chunk index ------------------------------------------------------ */
+
+/* Why the chunk index of entry e (open in c->cur) cannot be trusted, into
+ * msg, or "" when it can. libhdf5 1.10 reads a chunk that its index does
+ * not find as the fill value, without an error: an index whose root lies
+ * past the end of the file, or a chunk key whose coordinates a damaged
+ * byte moved outside the extent, turned a chunk of data (and its NaN)
+ * into zeros, audited as such and written by clean into a "verified"
+ * copy (newer libhdf5 and h5py refuse such files). So, before the first
+ * read of a chunked dataset: the index must be countable
+ * (H5Dget_num_chunks), hold no more chunks than the extent's grid has
+ * slots, and every chunk must sit at a grid slot inside the extent, once:
+ * listed one by one when there are at most 1024 (H5Dget_chunk_info is
+ * quadratic in 1.10.8), else found by looking up every slot, when there
+ * are at most 2^20 slots or 4 per chunk (else not checked). */
+static void chunk_index_why(child_t *c, c_ent_t *e, char *msg, size_t cap)
+{
+    msg[0] = '\0';
+    uint64_t slots = 1, gd[NA_MAX_NDIM];
+    for (int d = 0; d < e->ndim; d++) {
+        gd[d] = e->shape[d] == 0 ? 0 : (e->shape[d] - 1) / e->chunk[d] + 1;
+        slots = gd[d] == 0 || slots <= UINT64_MAX / gd[d] ? slots * gd[d] : UINT64_MAX;
+    }
+    hsize_t nalloc = 0;
+    hid_t fs = H5Dget_space(c->cur);
+    if (fs < 0 || H5Dget_num_chunks(c->cur, fs, &nalloc) < 0) {
+        char cause[200];
+        h5_cause(cause, sizeof cause);
+        snprintf(msg, cap, "the chunk index cannot be read: %s", cause);
+    } else if (nalloc > slots) {
+        snprintf(msg, cap, "the chunk index lists %llu chunks, more than the %llu the extent "
+                 "holds", (unsigned long long)nalloc, (unsigned long long)slots);
+    } else if (nalloc <= 1024) {
+        uint64_t *flat = malloc((nalloc + 1) * sizeof *flat);
+        for (hsize_t i = 0; flat != NULL && i < nalloc && !msg[0]; i++) {
+            hsize_t off[H5S_MAX_RANK] = {0}, size = 0;
+            unsigned mask = 0;
+            haddr_t addr = 0;
+            if (H5Dget_chunk_info(c->cur, fs, i, off, &mask, &addr, &size) < 0) {
+                char cause[200];
+                h5_cause(cause, sizeof cause);
+                snprintf(msg, cap, "chunk %llu of the index cannot be read: %s",
+                         (unsigned long long)i, cause);
+                break;
+            }
+            uint64_t f = 0;
+            int in = 1;
+            for (int d = 0; d < e->ndim; d++) {
+                in &= off[d] < e->shape[d] && off[d] % e->chunk[d] == 0;
+                f = f * (gd[d] ? gd[d] : 1) + (in ? off[d] / e->chunk[d] : 0);
+            }
+            if (!in) {
+                char at[200] = "";
+                for (int d = 0; d < e->ndim; d++)
+                    cat(at, sizeof at, "%s%llu", d ? ", " : "", (unsigned long long)off[d]);
+                snprintf(msg, cap, "the chunk index puts a chunk at [%s], outside the extent "
+                         "or off the chunk grid (a damaged index)", at);
+            }
+            flat[i] = f;
+        }
+        /* each slot once (insertion sort: at most 1024) */
+        for (hsize_t i = 1; flat != NULL && !msg[0] && i < nalloc; i++) {
+            uint64_t v = flat[i];
+            hsize_t j = i;
+            for (; j > 0 && flat[j - 1] > v; j--)
+                flat[j] = flat[j - 1];
+            flat[j] = v;
+        }
+        for (hsize_t i = 1; flat != NULL && !msg[0] && i < nalloc; i++)
+            if (flat[i] == flat[i - 1])
+                snprintf(msg, cap, "the chunk index lists chunk slot %llu twice (a damaged "
+                         "index)", (unsigned long long)flat[i]);
+        free(flat);
+    } else if (slots <= ((uint64_t)1 << 20) || slots / 4 <= nalloc) {
+        uint64_t found = 0;
+        for (uint64_t k = 0; k < slots; k++) {
+            hsize_t off[H5S_MAX_RANK] = {0}, nb = 0;
+            uint64_t j = k;
+            for (int d = e->ndim - 1; d >= 0; d--) {
+                off[d] = (j % gd[d]) * e->chunk[d];
+                j /= gd[d];
+            }
+            if (H5Dget_chunk_storage_size(c->cur, off, &nb) >= 0 && nb > 0)
+                found++;
+        }
+        if (found != nalloc)
+            snprintf(msg, cap, "the chunk index lists %llu chunks but %llu of them are at the "
+                     "slots of the extent's grid (a damaged index)", (unsigned long long)nalloc,
+                     (unsigned long long)found);
+    }
+    if (fs >= 0)
+        H5Sclose(fs);
+    H5Eclear2(H5E_DEFAULT);
+}
+
+/* 0 when entry `entry` may be read: not a chunked dataset, or its index
+ * checked sound (chunk_index_why, once); else -1 after answering
+ * H5P_FAIL with NA_E_FORMAT and why (every later request too). */
+static int c_index_check(child_t *c, uint64_t entry)
+{
+    if (entry >= c->n)
+        return 0;
+    c_ent_t *e = &c->ents[entry];
+    if (e->dset == NULL || e->attr != NULL || !e->chunked || e->ndim < 1 || e->index_state == 1)
+        return 0;
+    if (e->index_state == 0) {
+        if (c_open_cur(c, entry) < 0)
+            return 0; /* the request says it */
+        char msg[400];
+        chunk_index_why(c, e, msg, sizeof msg);
+        e->index_state = msg[0] ? 2 : 1;
+        if (msg[0] && (e->index_msg = strdup(msg)) == NULL)
+            c_die(c);
+    }
+    if (e->index_state == 1)
+        return 0;
+    c_fail(c, NA_E_FORMAT, "%s", e->index_msg);
+    return -1;
+}
+
 static void c_read(child_t *c, const h5p_read_t *rq)
 {
     c_fault("read");
@@ -2464,6 +2591,8 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, i
              h.type != H5P_VLEN) ||
             h.len != sizeof rq || na_h5p_recv_all(sock, &rq, sizeof rq) != 0)
             break;
+        if (c_index_check(&c, rq.entry) != 0)
+            continue;
         if (h.type == H5P_VLEN)
             c_vlen(&c, &rq);
         else if (h.type == H5P_FILL)

@@ -1613,6 +1613,16 @@ static int finish(crun_t *c, int rc)
         cli_clean_report_json(&c->r, stdout);
     else if (!usage)
         cli_clean_report_text(&c->r, o->quiet, stdout);
+    /* A full standard output, found only now that OUT is in place: the
+     * line says so, once (main.c would say "write error on standard
+     * output" again for the same error, so stdout is left to /dev/null) */
+    if (!usage && c->r.written && (fflush(stdout) != 0 || ferror(stdout))) {
+        cli_error(NULL, "write error on standard output: the report is lost, but %s was "
+                  "written and verified", c->r.output);
+        rc = cli_exit_merge(rc, 4);
+        if (freopen("/dev/null", "w", stdout) == NULL)
+            clearerr(stdout);
+    }
     na_sha256_file_cancel(c->sha); /* an error or a refusal came first */
     for (size_t i = 0; i < c->r.n; i++)
         na_clean_tensor_free(&c->r.e[i].ct);
@@ -1647,6 +1657,14 @@ int cli_clean(const cli_opts_t *o)
         }
     }
     int rc = check_output(&c);
+    /* The report goes to standard output after OUT is in place: a closed
+     * one (`>&-`) would make a run that wrote OUT exit 4, so it is refused
+     * before any work (a full one is only found by writing: finish()) */
+    if (!rc && fcntl(STDOUT_FILENO, F_GETFL) < 0 && errno == EBADF) {
+        cli_error(NULL, "standard output is closed: clean writes its report there (give "
+                  ">/dev/null to discard it); nothing written");
+        rc = 4;
+    }
     /* --device: a GPU that cannot be used is exit 4 with one line before
      * the input is opened or anything written, as for scan: also before
      * the output directory's probe file */

@@ -68,6 +68,21 @@ expect_stderr_contains "out/bad.f64: verification: tensor 'data' statistics diff
 [ ! -e out/bad.f64 ] || fail "unverified output renamed into place"
 assert_eq "$(ls -A out | grep -c 'nanaudit-tmp-.*-bad')" "0" "temporary file left after a failed verification"
 
+# standard output closed or full (thirteenth fresh-user round: exit 4
+# with OUT in place, so "4" did not mean "nothing written"): closed is
+# refused before any work; full is found after OUT is in place, and the
+# line says that OUT was written
+rc=0
+"$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/closed.f64 >&- 2>"$T/err.closed" || rc=$?
+assert_eq "$rc" "4" "exit with stdout closed"
+assert_eq "$(cat "$T/err.closed")" "nanaudit: standard output is closed: clean writes its report there (give >/dev/null to discard it); nothing written" "closed stdout"
+[ ! -e out/closed.f64 ] || fail "OUT written with stdout closed"
+rc=0
+"$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/full.f64 >/dev/full 2>"$T/err.full" || rc=$?
+assert_eq "$rc" "4" "exit with stdout full"
+assert_eq "$(cat "$T/err.full")" "nanaudit: write error on standard output: the report is lost, but out/full.f64 was written and verified" "full stdout"
+[ -e out/full.f64 ] || fail "no OUT with stdout full"
+
 # the inputs were never modified
 assert_eq "$(sha256sum in.safetensors in.f64)" "$sum0" "input checksums"
 pass

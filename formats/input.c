@@ -31,15 +31,7 @@ void na_open_opts_init(na_open_opts_t *o)
     o->no_measure = 0;
 }
 
-/* NA_E_FORMAT when two tensors of `in` have one name. The formats make
- * names that can meet: PyTorch's nested dicts are flattened with dots
- * ({"a": {"b": t}} and "a.b"), a complex tensor c becomes c.real and
- * c.imag (beside a tensor named c.real), an .npz member x.npy is x (beside
- * a member x). Reports, baselines, --include and --save-params name
- * tensors, so such a file could not be reported or cleaned faithfully
- * (--apply-params gave one tensor the other's statistics); in HDF5 a
- * compound /x's field a is /x.a, as a dataset x.a is. Open addressing of
- * FNV-1a hashes; names compared by strcmp on a hash match. */
+/* Tensor i's name, or NULL for one that is an error of its own. */
 static const char *name_of(na_input_t *in, size_t i)
 {
     if (in->v->name != NULL)
@@ -49,6 +41,15 @@ static const char *name_of(na_input_t *in, size_t i)
     return na_input_tensor(in, i, &t, &e) == NA_OK ? t.name : NULL;
 }
 
+/* NA_E_FORMAT when two tensors of `in` have one name. The formats make
+ * names that can meet: PyTorch's nested dicts are flattened with dots
+ * ({"a": {"b": t}} and "a.b"), a complex tensor c becomes c.real and
+ * c.imag (beside a tensor named c.real), an .npz member x.npy is x (beside
+ * a member x). Reports, baselines, --include and --save-params name
+ * tensors, so such a file could not be reported or cleaned faithfully
+ * (--apply-params gave one tensor the other's statistics); in HDF5 a
+ * compound /x's field a is /x.a, as a dataset x.a is. Open addressing of
+ * FNV-1a hashes; names compared by strcmp on a hash match. */
 static na_status_t unique_names(na_input_t *in, na_err_t *err)
 {
     size_t n = na_input_count(in), cap = 16;

@@ -183,7 +183,7 @@ static const char *trainer_skip(const char *path, na_kind_of_file_t k)
     if (strcmp(b, "training_args.bin") == 0)
         return "Hugging Face Trainer's training arguments (a pickled TrainingArguments, no "
                "tensors)";
-    if (fnmatch("rng_state.pth", b, 0) == 0 || fnmatch("rng_state_[0-9]*.pth", b, 0) == 0)
+    if (strcmp(b, "rng_state.pth") == 0 || fnmatch("rng_state_[0-9]*.pth", b, 0) == 0)
         return "Hugging Face Trainer's random number generator states (no weights)";
     return NULL;
 }

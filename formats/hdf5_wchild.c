@@ -673,8 +673,10 @@ static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcp
     if (stand_in) { /* a check: no data read or copied */
         r = check_stand_in(c, dst, name, lcpl, path);
     } else {
+        /* a committed datatype the output has already (copied by the walk
+         * or by committed_copy) is linked to, not copied once more */
         hid_t cp = H5Pcreate(H5P_OBJECT_COPY);
-        H5Pset_copy_object(cp, H5O_COPY_WITHOUT_ATTR_FLAG);
+        H5Pset_copy_object(cp, H5O_COPY_WITHOUT_ATTR_FLAG | H5O_COPY_MERGE_COMMITTED_DTYPE_FLAG);
         r = H5Ocopy(g, name, dst, name, cp, lcpl) < 0 ? w_h5in(c, "cannot copy", path) : 0;
         H5Pclose(cp);
     }
@@ -737,6 +739,48 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
 }
 
 /* ---- cleaned datasets ------------------------------------------------- */
+
+static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
+                      const char *path);
+
+/* The output's copy of src's committed (named) datatype, for a dataset
+ * re-created with the same type ty, so that it keeps its link to the
+ * type as H5Ocopy keeps it for a copied dataset; -1 when src's type is not
+ * committed, ty differs (--out-dtype), or the type cannot be had (the
+ * dataset then gets an anonymous copy of ty, as before). A type the walk
+ * has not reached yet is copied now, at its path (H5Iget_name), when its
+ * group is in the output already (a type at the root always is), and
+ * recorded as copied (map_put): w_hard then leaves it be. */
+static hid_t committed_copy(wctx_t *c, hid_t src, hid_t ty)
+{
+    hid_t sft = H5Dget_type(src), out = -1;
+    H5O_info_t ti;
+    char tp[1024];
+    ssize_t tn = sft >= 0 && H5Tcommitted(sft) > 0 && H5Tequal(sft, ty) > 0 &&
+                         H5Oget_info2(sft, &ti, H5O_INFO_BASIC) >= 0
+                     ? H5Iget_name(sft, tp, sizeof tp)
+                     : -1;
+    const char *done = tn > 1 && (size_t)tn < sizeof tp ? map_get(c, ti.addr) : NULL;
+    if (tn > 1 && (size_t)tn < sizeof tp && done == NULL && !c->check) {
+        char *slash = strrchr(tp, '/');
+        char parent[1024];
+        snprintf(parent, sizeof parent, "%.*s", slash == tp ? 1 : (int)(slash - tp), tp);
+        hid_t gi = H5Gopen2(c->in, parent, H5P_DEFAULT);
+        hid_t go = gi >= 0 ? H5Gopen2(c->out, parent, H5P_DEFAULT) : -1;
+        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        if (go >= 0 && copy_whole(c, gi, slash + 1, go, lcpl, tp) == 0) {
+            map_put(c, ti.addr, tp);
+            done = tp;
+        }
+        W_CLOSE(lcpl, go, gi);
+    }
+    if (done != NULL)
+        out = H5Topen2(c->out, done, H5P_DEFAULT);
+    if (sft >= 0)
+        H5Tclose(sft);
+    H5Eclear2(H5E_DEFAULT);
+    return out;
+}
 
 /* Create dst/name like input dataset src but with type ty and extent
  * dims (a fixed maximum extent follows the extent; chunks that no longer
@@ -817,8 +861,11 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
      * allocated early, and is at most 64 KiB). */
     if (c->check && H5Pget_layout(dcpl) != H5D_COMPACT)
         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);
+    hid_t named = sp >= 0 ? committed_copy(c, src, ty) : -1;
     if (sp >= 0)
-        out = H5Dcreate2(dst, name, ty, sp, lcpl, dcpl, H5P_DEFAULT);
+        out = H5Dcreate2(dst, name, named >= 0 ? named : ty, sp, lcpl, dcpl, H5P_DEFAULT);
+    if (named >= 0)
+        H5Tclose(named);
     hid_t sty = out >= 0 ? H5Dget_type(src) : -1;
     /* libhdf5 converts the dataset fill value to ty itself; the CF
      * attributes are ours to convert (conv_attr) */
@@ -1450,6 +1497,8 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
     if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
         return w_h5in(c, "cannot read the object header", path);
     const char *first = map_get(c, oi.addr);
+    if (first && strcmp(first, path) == 0)
+        return 0; /* a named datatype a cleaned dataset had copied (committed_copy) */
     if (first) /* a second hard link: to the copy */
         return H5Lcreate_hard(c->out, first, lw->dst, name, lcpl, H5P_DEFAULT) < 0
                    ? w_h5err(c, "cannot create the hard link", path)

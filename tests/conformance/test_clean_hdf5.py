@@ -395,6 +395,36 @@ def test_root_creation_order():
               list(f.attrs) == ["zz", "aa", "mm", "nanaudit"], str(list(f.attrs)))
 
 
+def test_named_datatype():
+    """A cleaned dataset whose type is a committed (named) datatype keeps
+    its link to the type's copy (thirteenth fresh-user round: it got an
+    anonymous type), and so does a copied one (H5Ocopy merges it with the
+    copy the output has, not a second anonymous one); when the walk has not
+    made the type's group yet (/zz/t used by /a/late), the type is still
+    copied and the dataset's type is anonymous, with the same layout."""
+    src, out = path("named.h5"), path("named.clean.h5")
+    x = np.arange(10.0)
+    with h5py.File(src, "w") as f:
+        f["zz/t"] = np.dtype("<f8")
+        f["dtype_named"] = np.dtype("<f8")
+        f.create_dataset("uses_named", data=x, dtype=f["dtype_named"])
+        f.create_dataset("also", data=x, dtype=f["dtype_named"])
+        f.create_dataset("a/late", data=x, dtype=f["zz/t"])
+        f.create_dataset("copied", data=x, dtype=f["dtype_named"])
+    clean([src, "--normalize", "minmax", "--exclude", "/copied", "--allow-misaligned",
+           "-o", out])
+    with h5py.File(out) as f:
+        for k in ("uses_named", "also", "copied"):
+            t = f[k].id.get_type()
+            check(f"{k}: committed type", t.committed() and h5py.h5i.get_name(t) == b"/dtype_named",
+                  str(h5py.h5i.get_name(t) if t.committed() else None))
+        check("cleaned values", np.array_equal(f["uses_named"][:], x / 9.0))
+        check("copied values", np.array_equal(f["copied"][:], x))
+        check("late: layout kept", f["a/late"].dtype == np.dtype("<f8") and
+              np.array_equal(f["a/late"][:], x / 9.0))
+        check("late type copied", isinstance(f["zz/t"], h5py.Datatype))
+
+
 def test_empty_result():
     """Every row has a NaN in one of two features: all rows go, a valid
     0-row dataset remains."""
@@ -479,7 +509,8 @@ def test_compound():
 def main():
     for t in (test_round_trip, test_seed_example, test_chunk_shrink_and_dtypes,
               test_missing_filter, test_fill_value_attribute, test_array_types,
-              test_root_creation_order, test_empty_result, test_compound):
+              test_root_creation_order, test_named_datatype, test_empty_result,
+              test_compound):
         try:
             t()
         except AssertionError as e:

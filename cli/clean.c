@@ -1660,10 +1660,11 @@ int cli_clean(const cli_opts_t *o)
     /* The report goes to standard output after OUT is in place: a closed
      * one (`>&-`) would make a run that wrote OUT exit 4, so it is refused
      * before any work (a full one is only found by writing: finish()) */
-    if (!rc && fcntl(STDOUT_FILENO, F_GETFL) < 0 && errno == EBADF) {
+    if (!rc && cli_stdout_closed) {
         cli_error(NULL, "standard output is closed: clean writes its report there (give "
                   ">/dev/null to discard it); nothing written");
         rc = 4;
+        cli_stdout_closed = 0; /* said: main.c adds no second line */
     }
     /* --device: a GPU that cannot be used is exit 4 with one line before
      * the input is opened or anything written, as for scan: also before

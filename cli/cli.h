@@ -89,6 +89,11 @@ int cli_usage(int cmd, const char *fmt, ...)
 #endif
     ;
 
+/* 1 when standard output was closed at start (`>&-`; main.c put /dev/null
+ * there): clean refuses to run (and clears it, having said so); main.c
+ * ends every other command with "write error on standard output", exit 4. */
+extern int cli_stdout_closed;
+
 /* exitcode.c */
 int cli_exit_for_status(na_status_t s);  /* 0, 2, 3 or 4 */
 int cli_exit_merge(int a, int b);        /* precedence 4 > 3 > 1 > 0 */

@@ -5,9 +5,14 @@
  */
 #include "cli.h"
 
+#include <errno.h>  /* errno, EBADF */
+#include <fcntl.h>  /* fcntl, open */
 #include <stdio.h>  /* printf */
 #include <stdlib.h> /* free */
 #include <string.h> /* strcmp */
+#include <unistd.h> /* dup2, close */
+
+int cli_stdout_closed;
 
 static int dispatch(int argc, char **argv)
 {
@@ -41,12 +46,34 @@ static int dispatch(int argc, char **argv)
     return rc;
 }
 
+/* A closed standard stream (`>&-`) is opened on /dev/null, so that no
+ * file the run opens (a report, a temporary copy) takes its descriptor
+ * and receives what is printed to it; 1 when standard output was. */
+static int guard_std_fds(void)
+{
+    int out_closed = 0;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        out_closed |= fd == STDOUT_FILENO;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n >= 0 && n != fd) { /* a lower one was closed too: taken in order */
+            dup2(n, fd);
+            close(n);
+        }
+    }
+    return out_closed;
+}
+
 int main(int argc, char **argv)
 {
     cli_sigbus_install();
+    int out_closed = guard_std_fds();
+    cli_stdout_closed = out_closed;
     int rc = dispatch(argc, argv);
-    /* A failed write to stdout (a full disk, a closed pipe) is exit 4. */
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    /* A failed write to stdout (a full disk, a closed pipe or descriptor)
+     * is exit 4. */
+    if (fflush(stdout) != 0 || ferror(stdout) || cli_stdout_closed) {
         cli_error(NULL, "write error on standard output");
         rc = cli_exit_merge(rc, 4);
     }

@@ -52,6 +52,8 @@ typedef struct scope {
     uint32_t fail_add; /* kinds added to fail_mask (no fail_on here) */
     char **globs;      /* rules only */
     size_t n_globs;
+    int range_key;     /* range: given (both limits, a null side open) */
+    int minmax_key;    /* min: or max: given */
 } scope_t;
 
 struct na_policy {
@@ -215,6 +217,10 @@ static na_status_t get_fail_on(const pctx_t *c, const yaml_node_t *n, uint32_t *
 
 static na_status_t get_range(const pctx_t *c, const yaml_node_t *n, scope_t *s)
 {
+    if (s->minmax_key) /* it would overwrite them, a null side dropping one */
+        return bad(c, n, "range: min or max already sets a limit in this scope: give range "
+                   "or min and max, not both");
+    s->range_key = 1;
     if (n->type != YAML_SEQUENCE_NODE ||
         n->data.sequence.items.top - n->data.sequence.items.start != 2)
         return bad(c, n, "range: expected [LO, HI] (null for an open side)");
@@ -275,6 +281,10 @@ static na_status_t scope_key(const pctx_t *c, const char *k, const yaml_node_t *
         st = get_range(c, v, s);
     } else if (!strcmp(k, "min") || !strcmp(k, "max")) {
         int lo = k[1] == 'i';
+        if (s->range_key)
+            return bad(c, v, "%s: range already sets the limits in this scope: give range or "
+                       "min and max, not both", k);
+        s->minmax_key = 1;
         if ((st = get_num(c, v, k, &x)) != NA_OK)
             return st;
         *(lo ? &s->v.range_lo : &s->v.range_hi) = x;

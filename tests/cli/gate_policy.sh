@@ -90,7 +90,12 @@ printf 'version: 1\ndefaults:\n  range: 5\n' | bad 3 "range: expected [LO, HI]"
 # is outside it, counted once (it was counted below LO and above HI both:
 # more values than the tensor has)
 printf 'version: 1\nrules:\n  - match: "*"\n    min: 5\n    max: 1\n' | bad 5 "max: min 5 is above max 1"
-printf 'version: 1\ndefaults:\n  range: [0, 1]\n  min: 2\n' | bad 4 "min: min 2 is above max 1"
+# range and min/max in one scope, in either order (fourteenth round: a
+# range after max overwrote it, max: 1 then range: [5, null] was [5, inf]
+# and max: 10 then range: [0, null] dropped the max, so 50 passed)
+printf 'version: 1\ndefaults:\n  range: [0, 1]\n  min: 2\n' | bad 4 "min: range already sets the limits in this scope: give range or min and max, not both"
+printf 'version: 1\ndefaults:\n  max: 1\n  range: [5, null]\n' | bad 4 "range: min or max already sets a limit in this scope: give range or min and max, not both"
+printf 'version: 1\nrules:\n  - match: "*"\n    max: 10\n    range: [0, null]\n' | bad 5 "range: min or max already sets a limit in this scope"
 printf 'version: 1\ndefaults:\n  min: 5\nrules:\n  - match: tok_embed.weight\n    max: 1\n' >"$T/empty.yaml"
 expect_exit 1 "$NANAUDIT" scan --policy "$T/empty.yaml" "$F"
 expect_stdout_contains "FAIL tok_embed.weight: 4 values outside [5, 1] (min -20, max 30)"

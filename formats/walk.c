@@ -20,7 +20,7 @@
  *    its content is a data format we cannot read yet (HDF5, netCDF-3):
  *    then it is an error, so that unaudited data never passes silently;
  *    a Hugging Face Trainer's training_args.bin and rng_state*.pth, pickles
- *    of no weights, are skipped (trainer_skip);
+ *    of no weights, are skipped beside its trainer_state.json (trainer_skip);
  *  - an HF index (*.index.json with "weight_map", detected by content)
  *    becomes an item of its own plus one item per shard (from_index).
  */
@@ -171,21 +171,30 @@ static int content_is_data(na_kind_of_file_t k)
  * of no tensors to audit, which the restricted pickle reader refuses
  * (transformers' Trainer._save and _save_rng_state: training_args.bin is
  * a pickled TrainingArguments, rng_state.pth or rng_state_N.pth, one per
- * process, holds Python's, numpy's and torch's RNG states): the reason
- * to skip one found in a folder, or NULL. Named as an input, such a file
- * is read (and refused) as any other. */
+ * process, holds Python's, numpy's and torch's RNG states), in a folder
+ * that also holds the Trainer's trainer_state.json: the reason to skip
+ * one found in a folder, or NULL. Named as an input, or in a folder
+ * without trainer_state.json, such a file is read (and refused) as any
+ * other. */
 static const char *trainer_skip(const char *path, na_kind_of_file_t k)
 {
     if (k != NA_FILE_TORCH && k != NA_FILE_PICKLE)
         return NULL;
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
+    const char *why = NULL;
     if (strcmp(b, "training_args.bin") == 0)
-        return "Hugging Face Trainer's training arguments (a pickled TrainingArguments, no "
-               "tensors)";
-    if (strcmp(b, "rng_state.pth") == 0 || fnmatch("rng_state_[0-9]*.pth", b, 0) == 0)
-        return "Hugging Face Trainer's random number generator states (no weights)";
-    return NULL;
+        why = "a Hugging Face Trainer's training arguments, a pickled TrainingArguments with "
+              "no tensors";
+    else if (strcmp(b, "rng_state.pth") == 0 || fnmatch("rng_state_[0-9]*.pth", b, 0) == 0)
+        why = "a Hugging Face Trainer's random number generator states, no weights";
+    /* only in a Trainer's folder: its trainer_state.json beside it */
+    char st[4096];
+    struct stat sb;
+    if (why == NULL || snprintf(st, sizeof st, "%.*strainer_state.json", (int)(b - path), path) >=
+                           (int)sizeof st || stat(st, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return NULL;
+    return why;
 }
 
 /* ---- files and indexes ------------------------------------------------ */

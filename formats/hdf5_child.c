@@ -1492,14 +1492,26 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char
             h5_cause(cause, cap);
         return r0;
     }
-    /* scan's windows are a number of elements: 12 does not divide them */
-    uint64_t part[3][2];
-    row_parts(e->ndim, e->shape, lo, n, part);
+    /* libhdf5 keeps a record of some KiB for every chunk one H5Dread
+     * meets: a window of 16M one-element chunks took 12 GB. Tiny chunks
+     * are read at most RANGE_CHUNKS chunks' elements at a time. */
+    uint64_t ce = 1;
+    for (int d = 0; e->chunked && d < e->ndim; d++)
+        ce = ce <= UINT64_MAX / (e->chunk[d] ? e->chunk[d] : 1) ? ce * (e->chunk[d] ? e->chunk[d] : 1)
+                                                               : UINT64_MAX;
+    enum { RANGE_CHUNKS = 8192 };
+    uint64_t step = e->chunked && ce <= n / RANGE_CHUNKS ? ce * RANGE_CHUNKS : n;
     herr_t r = 0;
-    for (int k = 0; k < 3 && r >= 0; k++)
-        if (part[k][1] > 0)
-            r = read_part(c, e, part[k][0], part[k][1], c->shm + (part[k][0] - lo) *
-                          e->esize * e->per, cause, cap);
+    for (uint64_t a = lo; a < lo + n && r >= 0; a += step) {
+        uint64_t m = lo + n - a < step ? lo + n - a : step;
+        /* scan's windows are a number of elements: 12 does not divide them */
+        uint64_t part[3][2];
+        row_parts(e->ndim, e->shape, a, m, part);
+        for (int k = 0; k < 3 && r >= 0; k++)
+            if (part[k][1] > 0)
+                r = read_part(c, e, part[k][0], part[k][1], c->shm + (part[k][0] - lo) *
+                              e->esize * e->per, cause, cap);
+    }
     return r;
 }
 

@@ -1,0 +1,43 @@
+#!/bin/bash
+# hdf5_tiny_chunks.sh - a sparse dataset of one-element chunks is read in
+# bounded memory. libhdf5 keeps a record of some KiB for every chunk one
+# H5Dread meets, so a 64 MiB window of such chunks took about 6 KiB per
+# element: 12 GB for 2M elements, 19 GB for 2^25 (fourteenth fresh-user
+# round). The reader now reads tiny chunks 8192 chunks at a time
+# (hdf5_child.c, c_read_range): 400000 one-element chunks under a 1.5 GB
+# address-space limit, which the old reader exceeded ("memory allocation
+# failed for chunk", exit 3). Same numbers as numpy.
+. "$(dirname "$0")/helpers.sh"
+skip_without_hdf5
+cd "$T" || exit 1
+N="$NANAUDIT"
+# a sanitizer reserves terabytes of address space: no limit can be set
+if { ldd "$N"; nm "$N"; } 2>/dev/null | grep -qE 'lib(a|t)san|__(a|t)san_init'; then
+    echo "SKIP hdf5_tiny_chunks (sanitizer build)"
+    exit 0
+fi
+"$NA_PYTHON" - <<'PY' || fail "making the input"
+import h5py, numpy as np
+with h5py.File("tiny.h5", "w") as f:
+    d = f.create_dataset("x", shape=(400000,), chunks=(1,), dtype="f4")
+    d[7] = np.nan; d[123456] = -2.5; d[399999] = 3
+    e = f.create_dataset("y", shape=(300, 500), chunks=(1, 1), dtype="f4")
+    e[0, 0] = 2; e[299, 499] = np.inf
+PY
+rc=0
+(ulimit -v 1500000 && exec "$N" scan --format json tiny.h5) >out.json 2>err || rc=$?
+assert_eq "$rc" "1" "exit under a 1.5 GB address-space limit ($(cat err))"
+"$NA_PYTHON" - <<'PY' || fail "numbers differ from numpy"
+import json, h5py, numpy as np
+j = json.load(open("out.json"))
+t = {x["name"]: x for x in j["files"][0]["tensors"]}
+with h5py.File("tiny.h5") as f:
+    for k in ("x", "y"):
+        a = f[k][...].astype(np.float64); fin = a[np.isfinite(a)]
+        r = t["/" + k]
+        assert r["nan"] == int(np.isnan(a).sum()) and r["pos_inf"] == int((a == np.inf).sum()), k
+        assert r["min"] == fin.min() and r["max"] == fin.max(), (k, r["min"], r["max"])
+        assert abs(r["mean"] - fin.mean()) <= 1e-12 * (abs(fin.mean()) + fin.std()), k
+        assert r["zeros"] == int((a == 0).sum()), k
+PY
+pass

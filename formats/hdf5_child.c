@@ -1478,6 +1478,30 @@ static herr_t read_part(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, uint8_t
     return r;
 }
 
+/* The chunk grid of chunked entry e: chunks along each dim into gd[d]
+ * (0 for an empty dim), the elements of one chunk into *ce (saturating);
+ * returns the grid's slots (saturating, 0 when a dim is empty). */
+static uint64_t chunk_grid(const c_ent_t *e, uint64_t *gd, uint64_t *ce)
+{
+    uint64_t slots = 1, n = 1;
+    for (int d = 0; d < e->ndim; d++) {
+        gd[d] = e->shape[d] == 0 ? 0 : (e->shape[d] - 1) / e->chunk[d] + 1;
+        slots = gd[d] == 0 || slots <= UINT64_MAX / gd[d] ? slots * gd[d] : UINT64_MAX;
+        n = n <= UINT64_MAX / e->chunk[d] ? n * e->chunk[d] : UINT64_MAX;
+    }
+    *ce = n;
+    return slots;
+}
+
+/* The element offsets of slot k (row-major) of grid gd, into off. */
+static void slot_offset(const c_ent_t *e, const uint64_t *gd, uint64_t k, hsize_t *off)
+{
+    for (int d = e->ndim - 1; d >= 0; d--) {
+        off[d] = (k % gd[d]) * e->chunk[d];
+        k /= gd[d];
+    }
+}
+
 static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
                            size_t cap)
 {
@@ -1495,10 +1519,9 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char
     /* libhdf5 keeps a record of some KiB for every chunk one H5Dread
      * meets: a window of 16M one-element chunks took 12 GB. Tiny chunks
      * are read at most RANGE_CHUNKS chunks' elements at a time. */
-    uint64_t ce = 1;
-    for (int d = 0; e->chunked && d < e->ndim; d++)
-        ce = ce <= UINT64_MAX / (e->chunk[d] ? e->chunk[d] : 1) ? ce * (e->chunk[d] ? e->chunk[d] : 1)
-                                                               : UINT64_MAX;
+    uint64_t ce = 1, gd[NA_MAX_NDIM];
+    if (e->chunked)
+        chunk_grid(e, gd, &ce);
     enum { RANGE_CHUNKS = 8192 };
     uint64_t step = e->chunked && ce <= n / RANGE_CHUNKS ? ce * RANGE_CHUNKS : n;
     herr_t r = 0;
@@ -1858,12 +1881,7 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all,
         int known = nf == 0 || (nf == 1 && (ids[0] == H5Z_FILTER_DEFLATE ||
                                              ids[0] == H5Z_FILTER_SHUFFLE)) ||
                     (nf == 2 && ids[0] == H5Z_FILTER_SHUFFLE && ids[1] == H5Z_FILTER_DEFLATE);
-        uint64_t ce = 1, slots = 1, gd[NA_MAX_NDIM];
-        for (int d = 0; d < e->ndim; d++) {
-            gd[d] = e->shape[d] == 0 ? 0 : (e->shape[d] - 1) / e->chunk[d] + 1;
-            ce = ce <= UINT64_MAX / e->chunk[d] ? ce * e->chunk[d] : UINT64_MAX;
-            slots = gd[d] == 0 || slots <= UINT64_MAX / gd[d] ? slots * gd[d] : UINT64_MAX;
-        }
+        uint64_t ce, gd[NA_MAX_NDIM], slots = chunk_grid(e, gd, &ce);
         hsize_t nalloc = 0;
         if (num_chunks(c->cur, &nalloc) < 0)
             known = 0;
@@ -1887,11 +1905,7 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all,
                 if (H5Dget_chunk_info(c->cur, fs, s, off, &m, &addr, &nb) < 0)
                     nb = 0;
             } else {
-                uint64_t j = s;
-                for (int d = e->ndim - 1; d >= 0; d--) {
-                    off[d] = (j % gd[d]) * e->chunk[d];
-                    j /= gd[d];
-                }
+                slot_offset(e, gd, s, off);
                 if (H5Dget_chunk_storage_size(c->cur, off, &nb) < 0)
                     nb = 0;
             }
@@ -2248,11 +2262,7 @@ static void c_read_attr(child_t *c, c_ent_t *e, const h5p_read_t *rq)
 static void chunk_index_why(child_t *c, c_ent_t *e, char *msg, size_t cap)
 {
     msg[0] = '\0';
-    uint64_t slots = 1, gd[NA_MAX_NDIM];
-    for (int d = 0; d < e->ndim; d++) {
-        gd[d] = e->shape[d] == 0 ? 0 : (e->shape[d] - 1) / e->chunk[d] + 1;
-        slots = gd[d] == 0 || slots <= UINT64_MAX / gd[d] ? slots * gd[d] : UINT64_MAX;
-    }
+    uint64_t ce, gd[NA_MAX_NDIM], slots = chunk_grid(e, gd, &ce);
     hsize_t nalloc = 0;
     hid_t fs = H5Dget_space(c->cur);
     if (fs < 0 || H5Dget_num_chunks(c->cur, fs, &nalloc) < 0) {
@@ -2307,11 +2317,7 @@ static void chunk_index_why(child_t *c, c_ent_t *e, char *msg, size_t cap)
         uint64_t found = 0;
         for (uint64_t k = 0; k < slots; k++) {
             hsize_t off[H5S_MAX_RANK] = {0}, nb = 0;
-            uint64_t j = k;
-            for (int d = e->ndim - 1; d >= 0; d--) {
-                off[d] = (j % gd[d]) * e->chunk[d];
-                j /= gd[d];
-            }
+            slot_offset(e, gd, k, off);
             if (H5Dget_chunk_storage_size(c->cur, off, &nb) >= 0 && nb > 0)
                 found++;
         }

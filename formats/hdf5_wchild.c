@@ -116,6 +116,9 @@ typedef struct wctx {
     size_t map_cap, map_n;  /* input object address -> output path */
     haddr_t *map_k;
     char **map_v;
+    size_t n_pend;          /* committed datatypes copied to a temporary
+                             * link at the root (committed_copy) */
+    haddr_t *pend;          /* their input addresses, 0 once moved */
     size_t n_fix, cap_fix;  /* objects whose references need new values */
     struct wfix *fix;
     int check;              /* no output file: structure only (see above) */
@@ -205,6 +208,27 @@ static const char *map_get(const wctx_t *c, haddr_t a)
     return NULL;
 }
 
+static void map_put(wctx_t *c, haddr_t a, const char *path);
+
+/* Point a's entry at path (map_put when a has none). */
+static void map_set(wctx_t *c, haddr_t a, const char *path)
+{
+    for (size_t h = (size_t)(a * 0x9E3779B97F4A7C15ull) & (c->map_cap - 1); c->map_cap;
+         h = (h + 1) & (c->map_cap - 1)) {
+        if (c->map_v[h] == NULL)
+            break;
+        if (c->map_k[h] == a) {
+            char *v = strdup(path);
+            if (!v)
+                w_die();
+            free(c->map_v[h]);
+            c->map_v[h] = v;
+            return;
+        }
+    }
+    map_put(c, a, path);
+}
+
 static void map_put(wctx_t *c, haddr_t a, const char *path)
 {
     if (2 * (c->map_n + 1) > c->map_cap) {
@@ -217,9 +241,16 @@ static void map_put(wctx_t *c, haddr_t a, const char *path)
             w_die();
         c->map_cap = nc;
         c->map_n = 0;
-        for (size_t i = 0; i < oc; i++)
-            if (ov[i])
-                map_put(c, ok[i], ov[i]);
+        for (size_t i = 0; i < oc; i++) { /* the strings move over */
+            if (!ov[i])
+                continue;
+            size_t h = (size_t)(ok[i] * 0x9E3779B97F4A7C15ull) & (nc - 1);
+            while (c->map_v[h])
+                h = (h + 1) & (nc - 1);
+            c->map_k[h] = ok[i];
+            c->map_v[h] = ov[i];
+            c->map_n++;
+        }
         free(ok);
         free(ov);
     }
@@ -654,6 +685,85 @@ static int check_stand_in(wctx_t *c, hid_t dst, const char *name, hid_t lcpl, co
     return r;
 }
 
+static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, const char *dname,
+                      hid_t lcpl, const char *path);
+
+static H5O_mcdt_search_ret_t mcdt_stop(void *ud)
+{
+    (void)ud;
+    return H5O_MCDT_SEARCH_STOP; /* only the listed path, never the whole file */
+}
+
+/* The output path of the copy of committed datatype ty (an input type, as
+ * H5Dget_type returns it), for datasets of that type, so that they stay
+ * linked to one copy of their own type as in the input; NULL in a check
+ * or when it cannot be copied (the dataset then gets an anonymous type of
+ * the same layout). A type the walk has not reached is copied now to a
+ * temporary link at the root, ".nanaudit-type-ADDR", which w_hard moves
+ * to the type's first link when the walk gets there (so link creation
+ * order stays the input's) and finish_types removes when the walk never
+ * does (an anonymous committed type, or one in a group nested too deep to
+ * walk). */
+static const char *type_copy(wctx_t *c, hid_t ty)
+{
+    H5O_info_t ti;
+    if (c->check || H5Oget_info2(ty, &ti, H5O_INFO_BASIC) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return NULL;
+    }
+    const char *done = map_get(c, ti.addr);
+    if (done)
+        return done;
+    char tmp[64];
+    unsigned k = 0;
+    do /* a name the input's root does not have (the output's is a copy) */
+        snprintf(tmp, sizeof tmp, "/.nanaudit-type-%llx%s%.0u", (unsigned long long)ti.addr,
+                 k ? "-" : "", k);
+    while (H5Lexists(c->in, tmp + 1, H5P_DEFAULT) > 0 && ++k < 100);
+    char label[1024]; /* for messages: the type's input path */
+    ssize_t ln = H5Iget_name(ty, label, sizeof label);
+    hid_t root = H5Gopen2(c->out, "/", H5P_DEFAULT);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    int ok = k < 100 && root >= 0 &&
+             copy_whole(c, ty, ".", root, tmp + 1, lcpl,
+                        ln > 0 && (size_t)ln < sizeof label ? label : tmp) == 0;
+    W_CLOSE(lcpl, root);
+    H5Eclear2(H5E_DEFAULT);
+    if (!ok)
+        return NULL;
+    haddr_t *np = realloc(c->pend, (c->n_pend + 1) * sizeof *np);
+    if (!np)
+        w_die();
+    c->pend = np;
+    c->pend[c->n_pend++] = ti.addr;
+    map_put(c, ti.addr, tmp);
+    return map_get(c, ti.addr);
+}
+
+/* Whether a (an input address) is a type type_copy put at a temporary
+ * link; it is not afterwards. */
+static int take_pending(wctx_t *c, haddr_t a)
+{
+    for (size_t i = 0; i < c->n_pend; i++)
+        if (c->pend[i] == a) {
+            c->pend[i] = c->pend[--c->n_pend];
+            return 1;
+        }
+    return 0;
+}
+
+/* Temporary type links the walk did not move: removed; the types stay,
+ * anonymous, held by the datasets that use them. */
+static int finish_types(wctx_t *c)
+{
+    while (c->n_pend) {
+        const char *p = map_get(c, c->pend[--c->n_pend]);
+        if (p && H5Ldelete(c->out, p, H5P_DEFAULT) < 0)
+            return w_h5err(c, "cannot remove a temporary link", p);
+    }
+    return 0;
+}
+
 /* H5Ocopy of g/name into dst (a dataset or a named datatype), with its
  * attributes copied here rather than by H5Ocopy: libhdf5 1.10.8 crashes
  * copying densely stored attributes of variable-length type
@@ -661,8 +771,8 @@ static int check_stand_in(wctx_t *c, hid_t dst, const char *name, hid_t lcpl, co
  * with many attributes and a DIMENSION_LIST), and references in them
  * need new values anyway. A dataset whose data holds references is
  * recorded for fix_refs. */
-static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
-                      const char *path)
+static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, const char *dname,
+                      hid_t lcpl, const char *path)
 {
     H5O_info_t si;
     int stand_in = c->check && H5Oget_info_by_name2(g, name, &si, H5O_INFO_BASIC,
@@ -673,15 +783,32 @@ static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcp
     if (stand_in) { /* a check: no data read or copied */
         r = check_stand_in(c, dst, name, lcpl, path);
     } else {
-        /* a committed datatype the output has already (copied by the walk
-         * or by committed_copy) is linked to, not copied once more */
+        /* A dataset of a committed datatype is linked to the output's copy
+         * of that type (type_copy), and to no other: libhdf5's merge
+         * matches any equal committed type in the file unless the search
+         * is confined to the listed paths (H5Padd_merge_committed_dtype_path,
+         * H5Pset_mcdt_search_cb). A named datatype is a new object. */
         hid_t cp = H5Pcreate(H5P_OBJECT_COPY);
-        H5Pset_copy_object(cp, H5O_COPY_WITHOUT_ATTR_FLAG | H5O_COPY_MERGE_COMMITTED_DTYPE_FLAG);
-        r = H5Ocopy(g, name, dst, name, cp, lcpl) < 0 ? w_h5in(c, "cannot copy", path) : 0;
+        hid_t d = H5Oget_info_by_name2(g, name, &si, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+                          si.type == H5O_TYPE_DATASET
+                      ? H5Dopen2(g, name, H5P_DEFAULT)
+                      : -1;
+        hid_t dt = d >= 0 ? H5Dget_type(d) : -1;
+        const char *tp = dt >= 0 && H5Tcommitted(dt) > 0 ? type_copy(c, dt) : NULL;
+        W_CLOSE(dt, d);
+        H5Eclear2(H5E_DEFAULT);
+        unsigned fl = H5O_COPY_WITHOUT_ATTR_FLAG;
+        if (tp) {
+            fl |= H5O_COPY_MERGE_COMMITTED_DTYPE_FLAG;
+            H5Padd_merge_committed_dtype_path(cp, tp);
+            H5Pset_mcdt_search_cb(cp, mcdt_stop, NULL);
+        }
+        H5Pset_copy_object(cp, fl);
+        r = H5Ocopy(g, name, dst, dname, cp, lcpl) < 0 ? w_h5in(c, "cannot copy", path) : 0;
         H5Pclose(cp);
     }
     hid_t so = r == 0 ? H5Oopen(g, name, H5P_DEFAULT) : -1;
-    hid_t dob = r == 0 ? H5Oopen(dst, name, H5P_DEFAULT) : -1;
+    hid_t dob = r == 0 ? H5Oopen(dst, dname, H5P_DEFAULT) : -1;
     if (r == 0 && (so < 0 || dob < 0))
         r = w_h5err(c, "cannot open the copy", path);
     if (r == 0)
@@ -740,42 +867,19 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
 
 /* ---- cleaned datasets ------------------------------------------------- */
 
-static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
-                      const char *path);
-
-/* The output's copy of src's committed (named) datatype, for a dataset
- * re-created with the same type ty, so that it keeps its link to the
- * type as H5Ocopy keeps it for a copied dataset; -1 when src's type is not
+/* The output's copy of src's committed (named) datatype (type_copy), for
+ * a dataset re-created with the same type ty, so that it keeps its link
+ * to the type as a copied dataset does; -1 when src's type is not
  * committed, ty differs (--out-dtype), or the type cannot be had (the
- * dataset then gets an anonymous copy of ty, as before). A type the walk
- * has not reached yet is copied now, at its path (H5Iget_name), when its
- * group is in the output already (a type at the root always is), and
- * recorded as copied (map_put): w_hard then leaves it be. */
+ * dataset then gets an anonymous copy of ty). */
 static hid_t committed_copy(wctx_t *c, hid_t src, hid_t ty)
 {
     hid_t sft = H5Dget_type(src), out = -1;
-    H5O_info_t ti;
-    char tp[1024];
-    ssize_t tn = sft >= 0 && H5Tcommitted(sft) > 0 && H5Tequal(sft, ty) > 0 &&
-                         H5Oget_info2(sft, &ti, H5O_INFO_BASIC) >= 0
-                     ? H5Iget_name(sft, tp, sizeof tp)
-                     : -1;
-    const char *done = tn > 1 && (size_t)tn < sizeof tp ? map_get(c, ti.addr) : NULL;
-    if (tn > 1 && (size_t)tn < sizeof tp && done == NULL && !c->check) {
-        char *slash = strrchr(tp, '/');
-        char parent[1024];
-        snprintf(parent, sizeof parent, "%.*s", slash == tp ? 1 : (int)(slash - tp), tp);
-        hid_t gi = H5Gopen2(c->in, parent, H5P_DEFAULT);
-        hid_t go = gi >= 0 ? H5Gopen2(c->out, parent, H5P_DEFAULT) : -1;
-        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-        if (go >= 0 && copy_whole(c, gi, slash + 1, go, lcpl, tp) == 0) {
-            map_put(c, ti.addr, tp);
-            done = tp;
-        }
-        W_CLOSE(lcpl, go, gi);
-    }
-    if (done != NULL)
-        out = H5Topen2(c->out, done, H5P_DEFAULT);
+    const char *p = sft >= 0 && H5Tcommitted(sft) > 0 && H5Tequal(sft, ty) > 0
+                        ? type_copy(c, sft)
+                        : NULL;
+    if (p)
+        out = H5Topen2(c->out, p, H5P_DEFAULT);
     if (sft >= 0)
         H5Tclose(sft);
     H5Eclear2(H5E_DEFAULT);
@@ -1025,7 +1129,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
                             na_dtype_name(w0->dtype))
                     : 0;
     } else if (r == 0 && same_rows && same_types) {
-        r = copy_whole(c, g, name, dst, lcpl, path);
+        r = copy_whole(c, g, name, dst, name, lcpl, path);
         if (r == 0 && (out = H5Dopen2(dst, name, H5P_DEFAULT)) < 0)
             r = w_h5err(c, "cannot open the copied dataset", path);
     } else if (r == 0) {
@@ -1497,8 +1601,12 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
     if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
         return w_h5in(c, "cannot read the object header", path);
     const char *first = map_get(c, oi.addr);
-    if (first && strcmp(first, path) == 0)
-        return 0; /* a named datatype a cleaned dataset had copied (committed_copy) */
+    if (first && take_pending(c, oi.addr)) { /* type_copy's: to its place */
+        if (H5Lmove(c->out, first, lw->dst, name, lcpl, H5P_DEFAULT) < 0)
+            return w_h5err(c, "cannot move the named datatype", path);
+        map_set(c, oi.addr, path);
+        return 0;
+    }
     if (first) /* a second hard link: to the copy */
         return H5Lcreate_hard(c->out, first, lw->dst, name, lcpl, H5P_DEFAULT) < 0
                    ? w_h5err(c, "cannot create the hard link", path)
@@ -1534,7 +1642,7 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
     } else if (oi.type == H5O_TYPE_DATASET && needs_rebuild(g, name)) {
         r = rebuild(c, g, name, lw->dst, lcpl, path, NULL, 0, 0);
     } else if (oi.type != H5O_TYPE_GROUP) { /* untouched dataset, named datatype */
-        r = copy_whole(c, g, name, lw->dst, lcpl, path);
+        r = copy_whole(c, g, name, lw->dst, name, lcpl, path);
     } else if (c->check) { /* too deep to walk: a check copies no data */
         hid_t ng = H5Gcreate2(lw->dst, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
         r = ng < 0 ? w_h5err(c, "cannot copy the group", path) : 0;
@@ -1967,6 +2075,8 @@ static int w_setup(wctx_t *c)
         if (c->tg[j].dpath && c->tg[j].dset < 0 && c->tg[j].rowcopy != 2)
             r = w_err(c, NA_E_INTERNAL, "%s: its dataset was not reached by the copy",
                       c->job->t[j].name);
+    if (r == 0)
+        r = finish_types(c);
     return r == 0 ? fix_refs(c) : r;
 }
 

@@ -398,31 +398,65 @@ def test_root_creation_order():
 def test_named_datatype():
     """A cleaned dataset whose type is a committed (named) datatype keeps
     its link to the type's copy (thirteenth fresh-user round: it got an
-    anonymous type), and so does a copied one (H5Ocopy merges it with the
-    copy the output has, not a second anonymous one); when the walk has not
-    made the type's group yet (/zz/t used by /a/late), the type is still
-    copied and the dataset's type is anonymous, with the same layout."""
+    anonymous type), and so does a copied one. Equal named types stay
+    distinct objects with their own attributes (libhdf5's merge had made
+    /dtype_named, /t2 and /zz/t one object carrying t2's attribute); a
+    type the walk reaches after its dataset (/zz/t used by /a/late) is
+    linked too, and an anonymous committed type stays anonymous and
+    shared; link creation order stays the input's."""
     src, out = path("named.h5"), path("named.clean.h5")
     x = np.arange(10.0)
     with h5py.File(src, "w") as f:
         f["zz/t"] = np.dtype("<f8")
         f["dtype_named"] = np.dtype("<f8")
+        f["t2"] = np.dtype("<f8")
+        f["t2"].attrs["u"] = 7
+        f["hard_t2"] = f["t2"]
         f.create_dataset("uses_named", data=x, dtype=f["dtype_named"])
         f.create_dataset("also", data=x, dtype=f["dtype_named"])
         f.create_dataset("a/late", data=x, dtype=f["zz/t"])
         f.create_dataset("copied", data=x, dtype=f["dtype_named"])
-    clean([src, "--normalize", "minmax", "--exclude", "/copied", "--allow-misaligned",
-           "-o", out])
+        f.create_dataset("copied2", data=x, dtype=f["t2"])
+        f["tmp"] = np.dtype("<f8")
+        f.create_dataset("anon", data=x, dtype=f["tmp"])
+        f.create_dataset("anon_copied", data=x, dtype=f["tmp"])
+        del f["tmp"]
+        g = f.create_group("ordered", track_order=True)
+        g.create_dataset("first", data=x, dtype=f["zz/t"])
+        g["type_after"] = np.dtype("<f8")
+        g.create_dataset("last", data=x, dtype=g["type_after"])
+    clean([src, "--normalize", "minmax", "--exclude", "/copied*", "--exclude", "/anon_copied",
+           "--allow-misaligned", "-o", out])
+
+    def addr(o):
+        return h5py.h5o.get_info(o).addr
+
     with h5py.File(out) as f:
-        for k in ("uses_named", "also", "copied"):
-            t = f[k].id.get_type()
-            check(f"{k}: committed type", t.committed() and h5py.h5i.get_name(t) == b"/dtype_named",
-                  str(h5py.h5i.get_name(t) if t.committed() else None))
-        check("cleaned values", np.array_equal(f["uses_named"][:], x / 9.0))
-        check("copied values", np.array_equal(f["copied"][:], x))
-        check("late: layout kept", f["a/late"].dtype == np.dtype("<f8") and
-              np.array_equal(f["a/late"][:], x / 9.0))
-        check("late type copied", isinstance(f["zz/t"], h5py.Datatype))
+        for k, t in (("uses_named", "/dtype_named"), ("also", "/dtype_named"),
+                     ("copied", "/dtype_named"), ("copied2", "/t2"), ("a/late", "/zz/t"),
+                     ("ordered/first", "/zz/t"), ("ordered/last", "/ordered/type_after")):
+            ty = f[k].id.get_type()
+            check(f"{k}: linked to {t}", ty.committed() and addr(ty) == addr(f[t].id),
+                  str(h5py.h5i.get_name(ty) if ty.committed() else None))
+        types = [addr(f[t].id) for t in ("dtype_named", "t2", "zz/t", "ordered/type_after")]
+        check("named types stay distinct", len(set(types)) == 4, str(types))
+        check("second hard link kept", addr(f["hard_t2"].id) == addr(f["t2"].id))
+        check("type attributes stay their own", dict(f["t2"].attrs) == {"u": 7} and
+              not f["dtype_named"].attrs and not f["zz/t"].attrs,
+              f'{dict(f["t2"].attrs)} {dict(f["dtype_named"].attrs)}')
+        a, b = f["anon"].id.get_type(), f["anon_copied"].id.get_type()
+        check("anonymous type stays anonymous and shared", a.committed() and
+              h5py.h5i.get_name(a) is None and addr(a) == addr(b), str(h5py.h5i.get_name(a)))
+        check("no temporary link left", sorted(f) == ["a", "also", "anon", "anon_copied",
+                                                       "copied", "copied2", "dtype_named",
+                                                       "hard_t2", "ordered", "t2",
+                                                       "uses_named", "zz"], str(sorted(f)))
+        check("creation order kept", list(f["ordered"]) == ["first", "type_after", "last"],
+              str(list(f["ordered"])))
+        check("cleaned values", np.array_equal(f["uses_named"][:], x / 9.0) and
+              np.array_equal(f["a/late"][:], x / 9.0) and np.array_equal(f["anon"][:], x / 9.0))
+        check("copied values", np.array_equal(f["copied"][:], x) and
+              np.array_equal(f["copied2"][:], x))
 
 
 def test_empty_result():

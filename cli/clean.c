@@ -1616,12 +1616,20 @@ static int finish(crun_t *c, int rc)
     /* A full standard output, found only now that OUT is in place: the
      * line says so, once (main.c would say "write error on standard
      * output" again for the same error, so stdout is left to /dev/null) */
-    if (!usage && c->r.written && (fflush(stdout) != 0 || ferror(stdout))) {
+    int out_bad = !usage && (fflush(stdout) != 0 || ferror(stdout));
+    if (out_bad && c->r.written) {
         cli_error(NULL, "write error on standard output: the report is lost, but %s was "
                   "written and verified", c->r.output);
-        rc = cli_exit_merge(rc, 4);
         if (freopen("/dev/null", "w", stdout) == NULL)
             clearerr(stdout);
+    }
+    /* ... and the --report file, written first, says exit 4 too (main.c
+     * says "write error on standard output" when OUT was not written) */
+    if (out_bad && cli_exit_merge(rc, 4) != rc) {
+        rc = cli_exit_merge(rc, 4);
+        c->r.exit_code = rc;
+        if (o->report && cli_write_report_file(o->report, clean_report_write, &c->r))
+            cli_error(o->report, "cannot write the report");
     }
     na_sha256_file_cancel(c->sha); /* an error or a refusal came first */
     for (size_t i = 0; i < c->r.n; i++)

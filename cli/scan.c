@@ -314,13 +314,18 @@ static void write_outputs(scan_run_t *s)
     na_status_t st = s->o->github ? na_report_write_github(r, stdout)
                      : s->o->json ? na_report_write_json(r, stdout)
                                   : na_report_write_text(r, &to, stdout);
-    if (st != NA_OK) {
-        /* a failed write leaves stdout's error flag set, and main.c says
-         * "write error on standard output" for it: one line, not two */
-        if (!ferror(stdout))
-            cli_error(NULL, "cannot write the report to standard output: %s",
-                      na_status_str(st));
-        s->exit_code = cli_exit_merge(s->exit_code, 4);
+    if (st != NA_OK && !ferror(stdout)) /* not the write: memory */
+        cli_error(NULL, "cannot write the report to standard output: %s", na_status_str(st));
+    /* A failed write leaves stdout's error flag set, and main.c says
+     * "write error on standard output" for it (one line, not two); a
+     * buffered one shows only at the flush, and a closed stdout was put
+     * on /dev/null (main.c). The run is then exit 4, and the --report
+     * files, written first, say so too. */
+    if (st != NA_OK || fflush(stdout) != 0 || ferror(stdout) || cli_stdout_closed) {
+        int rc = cli_exit_merge(s->exit_code, 4);
+        if (rc != s->exit_code && s->o->n_reports)
+            rc = cli_gate_write_reports(s->o, r, rc);
+        s->exit_code = rc;
     }
 }
 

@@ -78,8 +78,11 @@ assert_eq "$rc" "4" "exit with stdout closed"
 assert_eq "$(cat "$T/err.closed")" "nanaudit: standard output is closed: clean writes its report there (give >/dev/null to discard it); nothing written" "closed stdout"
 [ ! -e out/closed.f64 ] || fail "OUT written with stdout closed"
 rc=0
-"$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/full.f64 >/dev/full 2>"$T/err.full" || rc=$?
+"$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/full.f64 --report out/full.json >/dev/full 2>"$T/err.full" || rc=$?
 assert_eq "$rc" "4" "exit with stdout full"
+# the --report file, written before stdout, says exit 4 too (it said 0)
+"$NA_PYTHON" -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["exit_code"] == 4 and j["written"], j["exit_code"]' out/full.json ||
+    fail "--report with stdout full: $(head -c 300 out/full.json)"
 assert_eq "$(cat "$T/err.full")" "nanaudit: write error on standard output: the report is lost, but out/full.f64 was written and verified" "full stdout"
 [ -e out/full.f64 ] || fail "no OUT with stdout full"
 

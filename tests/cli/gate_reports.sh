@@ -26,6 +26,14 @@ head -1 "$T/ok.md" | grep -qF '## nanaudit: ERROR (exit 4)' || fail "ok.md headi
 if [ -w /dev/full ]; then
     expect_exit 4 "$NANAUDIT" scan --report /dev/full --report-format sarif "$F"
     expect_stderr_contains "nanaudit: /dev/full: cannot write report:"
+    # standard output full: the reports, written first, say exit 4 as the
+    # run does (they said the findings' 1)
+    rc=0
+    "$NANAUDIT" scan --report "$T/so.json" --report "$T/so.md" "$F" >/dev/full 2>"$T/so.err" || rc=$?
+    assert_eq "$rc" "4" "exit with stdout full"
+    assert_eq "$(cat "$T/so.err")" "nanaudit: write error on standard output" "stdout full line"
+    expect_json "$T/so.json" '[j["summary"]["exit_code"], j["summary"]["nan"]]' '[4, 1]'
+    head -1 "$T/so.md" | grep -qF '(exit 4)' || fail "so.md heading: $(head -1 "$T/so.md")"
 fi
 # a report cut short by a full disk (here RLIMIT_FSIZE: 4 KiB) is removed,
 # not left for a CI step to upload (tenth fresh-user round: 0-byte files

@@ -16,8 +16,9 @@ run_closed() { # CMD...: stdout closed, stderr to err; sets rc
 run_closed "$N" scan "$E" --report r.json
 assert_eq "$rc" "4" "scan exit"
 assert_eq "$(cat err)" "nanaudit: write error on standard output" "scan stderr"
-"$NA_PYTHON" -c 'import json, sys; j = json.load(open("r.json")); assert j["summary"]["nan"] == 1, j["summary"]' ||
-    fail "the report is not the scan's JSON"
+# the report says the run's exit code, 4 (it said the findings' 1)
+"$NA_PYTHON" -c 'import json, sys; j = json.load(open("r.json")); assert j["summary"]["nan"] == 1 and j["summary"]["exit_code"] == 4, j["summary"]' ||
+    fail "the report is not the scan's JSON with exit_code 4"
 run_closed "$N" info "$E"
 assert_eq "$rc" "4" "info exit"
 assert_eq "$(cat err)" "nanaudit: write error on standard output" "info stderr"

@@ -73,6 +73,7 @@ struct obj {
     uint64_t off;
     int ndim;
     uint64_t shape[NA_MAX_NDIM], stride[NA_MAX_NDIM];
+    int8_t structure;   /* has_structure's answer: 0 not known yet, 1 no, 2 yes */
 };
 
 typedef struct pk {
@@ -850,17 +851,28 @@ static size_t repr(const obj_t *o, char *buf, size_t cap, int depth)
     return w;
 }
 
-/* Does o contain a tensor or a dict (then it is flattened, not a note)? */
-static int has_structure(const obj_t *o, int depth)
+/* Does o contain a tensor or a dict (then it is flattened, not a note)?
+ * Lists nested deeper than PK_MAX_DEPTH count as structure, so flatten
+ * goes down to them and refuses the file: a tensor at depth 202 was a
+ * note, and the scan passed (fifteenth fresh-user round). The answer is
+ * kept in each object: sub-objects shared through the memo (a list of
+ * two references to one list, 60 times over) are visited once, not 2^60
+ * times. */
+static int has_structure(obj_t *o, int depth)
 {
     if (o->t == O_TENSOR || o->t == O_DICT)
         return 1;
-    if ((o->t != O_LIST && o->t != O_TUPLE) || depth > PK_MAX_DEPTH)
+    if (o->t != O_LIST && o->t != O_TUPLE)
         return 0;
-    for (size_t i = 0; i < o->n; i++)
-        if (has_structure(o->it[i], depth + 1))
-            return 1;
-    return 0;
+    if (depth > PK_MAX_DEPTH)
+        return 1;
+    if (o->structure == 0) {
+        o->structure = 1;
+        for (size_t i = 0; i < o->n && o->structure == 1; i++)
+            if (has_structure(o->it[i], depth + 1))
+                o->structure = 2;
+    }
+    return o->structure == 2;
 }
 
 static char *join(const char *prefix, const char *key)
@@ -927,7 +939,7 @@ static na_status_t add_note(pk_t *p, const obj_t *o, const char *name)
     return NA_OK;
 }
 
-static na_status_t flatten(pk_t *p, const obj_t *o, const char *name, int depth)
+static na_status_t flatten(pk_t *p, obj_t *o, const char *name, int depth)
 {
     if (depth > PK_MAX_DEPTH)
         return na_err_set(p->err, NA_E_FORMAT, "pickle: objects nested more than %d deep "
@@ -943,7 +955,11 @@ static na_status_t flatten(pk_t *p, const obj_t *o, const char *name, int depth)
         return add_note(p, o, name);
     for (size_t i = 0; i < o->n; i += dict ? 2 : 1) {
         char kb[256];
-        const obj_t *k = dict ? o->it[i] : NULL;
+        obj_t *k = dict ? o->it[i] : NULL;
+        if (dict && has_structure(k, depth + 1)) /* never dropped unaudited */
+            return na_err_set(p->err, NA_E_UNSUPPORTED, "pickle: a dict key at '%.200s' "
+                              "holds a tensor or a dict, which cannot be audited there",
+                              *name ? name : "(root)");
         if (!dict)
             snprintf(kb, sizeof kb, "%zu", i);
         else if (k->t == O_STR)

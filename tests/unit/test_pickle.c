@@ -145,6 +145,89 @@ static void exponential_sharing(void **state)
                                "repeated too often)");
 }
 
+/* The tensor of state_dict alone, no memo: _rebuild_tensor_v2(...) */
+static const char tensor_expr[] =
+    "ctorch._utils\n_rebuild_tensor_v2\n"
+    "((X\x07\x00\x00\x00storage" "ctorch\nFloatStorage\nX\x01\x00\x00\x00" "0"
+    "X\x03\x00\x00\x00" "cpuK\x0ctQK\x02K\x02K\x03\x86K\x01K\x02\x86\x89"
+    "ccollections\nOrderedDict\n)RtR";
+
+/* Tensors nowhere the flattening goes were dropped unaudited, and the scan
+ * passed (fifteenth fresh-user round): one inside lists nested 300 deep
+ * was a metadata note (only 201 deep was refused), one used as a dict key
+ * was never looked at. Both are refused now. */
+static void hidden_tensors(void **state)
+{
+    uint8_t b[2048];
+    size_t n = 0, te = sizeof tensor_expr - 1;
+    memcpy(b + n, "\x80\x02}X\x01\x00\x00\x00x", 9); /* {'x': [[[...[T]...]]]} */
+    n += 9;
+    memset(b + n, '(', 300); /* MARK ... LIST: [x] of x */
+    n += 300;
+    memcpy(b + n, tensor_expr, te);
+    n += te;
+    memset(b + n, 'l', 300);
+    n += 300;
+    memcpy(b + n, "s.", 2);
+    n += 2;
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(b, n, &r, &e), NA_E_FORMAT);
+    assert_memory_equal(e.msg, "pickle: objects nested more than 200 deep (or a cycle) at 'x.0.0.",
+                        62);
+    na_pickle_result_free(&r);
+    /* {T: 'w'} and {'a': {('k', T): 1}} */
+    n = 0;
+    memcpy(b + n, "\x80\x02}", 3);
+    n += 3;
+    memcpy(b + n, tensor_expr, te);
+    n += te;
+    memcpy(b + n, "X\x01\x00\x00\x00ws.", 8);
+    n += 8;
+    assert_int_equal(load(b, n, &r, &e), NA_E_UNSUPPORTED);
+    assert_string_equal(e.msg, "pickle: a dict key at '(root)' holds a tensor or a dict, "
+                               "which cannot be audited there");
+    na_pickle_result_free(&r);
+    n = 0;
+    memcpy(b + n, "\x80\x02}X\x01\x00\x00\x00" "a}X\x01\x00\x00\x00k", 16);
+    n += 16;
+    memcpy(b + n, tensor_expr, te);
+    n += te;
+    memcpy(b + n, "\x86K\x01ss.", 6);
+    n += 6;
+    assert_int_equal(load(b, n, &r, &e), NA_E_UNSUPPORTED);
+    assert_string_equal(e.msg, "pickle: a dict key at 'a' holds a tensor or a dict, "
+                               "which cannot be audited there");
+    na_pickle_result_free(&r);
+}
+
+/* l0 = [1]; l(k+1) = [lk, lk]: 2^60 paths through 61 lists, no tensor.
+ * Whether a list holds a tensor was asked of every path (a hang); now
+ * once per list: a metadata note, at once. */
+static void shared_lists(void **state)
+{
+    uint8_t b[1024];
+    size_t n = 0;
+    memcpy(b + n, "\x80\x02]K\x01" "aq\x00" "0", 9); /* l0 = [1], memoized, popped */
+    n += 9;
+    for (int k = 0; k < 60; k++) {
+        /* ]  (  h<k>  h<k>  e  q<k+1>  POP */
+        const uint8_t step[] = {']', '(', 'h', (uint8_t)k, 'h', (uint8_t)k, 'e', 'q',
+                                (uint8_t)(k + 1), '0'};
+        memcpy(b + n, step, sizeof step);
+        n += sizeof step;
+    }
+    memcpy(b + n, "}X\x01\x00\x00\x00xh<s.", 11); /* {'x': l60} */
+    n += 11;
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(b, n, &r, &e), NA_OK);
+    assert_int_equal(r.n_tensors, 0);
+    assert_int_equal(r.n_meta, 1);
+    assert_string_equal(r.meta[0], "x");
+    na_pickle_result_free(&r);
+}
+
 /* The legacy format's first pickle: the magic number as a 10-byte LONG1. */
 static void magic_number(void **state)
 {
@@ -171,7 +254,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tensor_description), cmocka_unit_test(refused_globals),
         cmocka_unit_test(hostile_structures), cmocka_unit_test(exponential_sharing),
-        cmocka_unit_test(magic_number),
+        cmocka_unit_test(magic_number), cmocka_unit_test(hidden_tensors),
+        cmocka_unit_test(shared_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -457,6 +457,26 @@ def test_named_datatype():
               np.array_equal(f["a/late"][:], x / 9.0) and np.array_equal(f["anon"][:], x / 9.0))
         check("copied values", np.array_equal(f["copied"][:], x) and
               np.array_equal(f["copied2"][:], x))
+    # fifteenth fresh-user round: a file that tracks creation order with a
+    # named type created after a nested group (netCDF-4 does both) made
+    # libhdf5 1.10.8 crash (SIGSEGV) in H5Ocopy's search of the output for
+    # an equal committed type, for every selection and under --dry-run
+    src, out = path("named_order.h5"), path("named_order.clean.h5")
+    with h5py.File(src, "w", track_order=True) as f:
+        sub = f.create_group("g", track_order=True).create_group("sub", track_order=True)
+        y = np.arange(40.0).reshape(20, 2)
+        y[3, 0] = np.nan
+        sub.create_dataset("x", data=y)
+        f["ntype"] = np.dtype("f8")
+        f.create_dataset("y", data=x, dtype=f["ntype"])
+    for sel in ([], ["--exclude", "*"]):
+        clean([src, "--allow-misaligned", "--force", "-o", out] + sel)
+        with h5py.File(out) as f:
+            ty = f["y"].id.get_type()
+            check(f"track order {sel}: y linked to /ntype",
+                  ty.committed() and h5py.h5o.get_info(ty).addr == h5py.h5o.get_info(f["ntype"].id).addr)
+            check(f"track order {sel}: order kept", list(f) == ["g", "ntype", "y"], str(list(f)))
+            check(f"track order {sel}: rows", f["g/sub/x"].shape == ((19, 2) if not sel else (20, 2)))
 
 
 def test_empty_result():

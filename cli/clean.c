@@ -39,6 +39,7 @@ static volatile sig_atomic_t g_tmp_live;
 
 static void on_signal(int sig)
 {
+    na_writer_stop_child(); /* first: it would create the file again */
     if (g_tmp_live)
         unlink(g_tmp);
     signal(sig, SIG_DFL);

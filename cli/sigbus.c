@@ -41,6 +41,7 @@
  * "libhdf5 crashed reading this file: SIGBUS".
  */
 #include "cli.h"
+#include "write.h" /* na_writer_stop_child */
 
 #include <errno.h>    /* errno */
 #include <signal.h>   /* sigaction, raise, SIGBUS, BUS_ADRERR */
@@ -108,6 +109,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         for (;;)
             pause();
     int clean = g_tmp_live != NULL;
+    if (clean)
+        na_writer_stop_child(); /* it would create the file again */
     if (clean && *g_tmp_live)
         unlink(g_tmp_path);
     ssize_t w;

@@ -13,9 +13,10 @@
 #include <openssl/evp.h>    /* EVP_DigestInit_ex, EVP_sha256 */
 #include <pthread.h>        /* pthread_create */
 #include <semaphore.h>      /* sem_post, sem_wait */
-#include <signal.h>         /* pthread_sigmask */
+#include <signal.h>         /* pthread_sigmask, kill */
 #include <stdatomic.h>      /* atomic_int */
 #include <stdlib.h>         /* malloc, free */
+#include <sys/wait.h>       /* waitpid */
 #include <string.h>         /* strcmp, strerror, memcpy */
 #include <unistd.h>         /* write, read, close */
 
@@ -251,6 +252,20 @@ void na_writer_free(na_writer_t *w)
 {
     if (w)
         w->v->free(w);
+}
+
+volatile pid_t na_writer_child_pid = -1;
+
+void na_writer_stop_child(void)
+{
+    pid_t p = na_writer_child_pid;
+    if (p <= 0)
+        return;
+    int saved = errno;
+    kill(p, SIGKILL);
+    while (waitpid(p, NULL, 0) < 0 && errno == EINTR) /* ECHILD: reaped already */
+        ;
+    errno = saved;
 }
 
 /* na_sha256_file's loop; once *stop is set (another thread), it stops

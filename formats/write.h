@@ -25,6 +25,8 @@
 
 #include "format.h"
 
+#include <sys/types.h> /* pid_t */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -131,6 +133,17 @@ na_status_t na_writer_write(na_writer_t *w, const void *buf, size_t len, na_err_
 /* Every tensor complete? Flush buffered bytes. Does not fsync. */
 na_status_t na_writer_finish(na_writer_t *w, na_err_t *err);
 void na_writer_free(na_writer_t *w); /* NULL ok */
+/* Stop and reap the process that writes the output file by its name (the
+ * HDF5 writer child), if one is running. Async-signal-safe (kill,
+ * waitpid): the handlers that remove the temporary output call it first,
+ * so that the child cannot create the file again after the unlink (it
+ * opens it by name, with O_CREAT; a signal to the parent alone left it
+ * behind). */
+void na_writer_stop_child(void);
+/* The writer child's pid for na_writer_stop_child, -1 for none: set when
+ * it starts; set to -1 before it is reaped (after it is killed, or once
+ * it has closed the file), so a reaped pid is never signalled. */
+extern volatile pid_t na_writer_child_pid;
 /* 0 when the writer copies tensor i from the input itself (a copied
  * tensor of the HDF5 writer): the caller then sends it no bytes. */
 int na_writer_wants(const na_writer_t *w, size_t i);

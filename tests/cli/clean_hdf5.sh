@@ -85,5 +85,28 @@ assert_eq "$LAST_RC" "143" "exit status after SIGTERM"
 [ ! -e out/sig.h5 ] || fail "output exists after SIGTERM"
 no_tmp out "SIGTERM"
 
+# a signal to the parent alone between its unlink of the temporary file
+# and its exit let the writer child, which opens the file by name, create
+# it again (fifteenth fresh-user round: left behind for good). The
+# late-create fault makes the child outlive its parent and create the
+# file 2 s late; the parent's handler now stops the child before the
+# unlink.
+NANAUDIT_HDF5_WRITE_FAULT=late-create "$N" clean in.h5 -o out/late.h5 --normalize minmax \
+    >/dev/null 2>&1 </dev/null &
+pid=$!
+for _ in $(seq 100); do
+    ls -A out | grep -q nanaudit-tmp && break
+    sleep 0.05
+done
+ls -A out | grep -q nanaudit-tmp || fail "no temporary file appeared"
+sleep 0.3
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+assert_eq "$rc" "143" "exit status after SIGTERM to the parent alone"
+sleep 2.5 # past the child's late create, had it lived
+no_tmp out "SIGTERM to the parent alone"
+[ ! -e out/late.h5 ] || fail "output exists after SIGTERM"
+
 assert_eq "$(sha256sum in.h5)" "$sum0" "the input changed"
 pass

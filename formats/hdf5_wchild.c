@@ -101,6 +101,8 @@ typedef struct wtgt {
     size_t esize;         /* bytes of one dataset element of memtype (set
                            * with it) */
     uint8_t *fillpat;     /* the fill value in memtype, repeated (W_FILLPAT bytes) */
+    uint64_t ck_elems;    /* elements per chunk for write_range, 0 not known yet,
+                           * UINT64_MAX not chunked */
     int wd_planned;       /* write_window: wd decided */
     na_h5wd_t *wd;        /* whole chunks deflated on threads (hdf5_wdeflate.c), NULL:
                            * libhdf5 writes everything */
@@ -1421,6 +1423,13 @@ static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *d
  * compound of some of its members (HDF5 matches members by name, so the
  * other members of out are left alone). Windows of at most W_ROWS_BYTES
  * (copy_rows); a row wider is copied alone, up to 1 GiB. 0 or -1. */
+/* Chunks one H5Dwrite may meet. libhdf5 keeps a record of some KiB for
+ * every chunk a write's selection meets: a 32 MiB window of (1, 8) F32
+ * chunks took 6.5 KiB per chunk, 1.3 GB for 200000 chunks (fifteenth
+ * fresh-user round), as the reader's tiny chunks did (hdf5_child.c,
+ * RANGE_CHUNKS). */
+#define W_RANGE_CHUNKS 8192u
+
 #define W_ROWS_BYTES ((size_t)8 << 20)
 static int rows_copy(wctx_t *c, hid_t src, hid_t out, hid_t ty, int nd, const hsize_t *dims,
                      const hsize_t *odims, hsize_t rows, const uint8_t *drop, const char *path)
@@ -1439,6 +1448,21 @@ static int rows_copy(wctx_t *c, hid_t src, hid_t out, hid_t ty, int nd, const hs
         return 0; /* no data in a check */
     hsize_t per = rowb ? (hsize_t)(W_ROWS_BYTES / rowb) : 1;
     per = per ? per : 1;
+    /* and at most W_RANGE_CHUNKS of the input's chunks (the output's are
+     * the same or shorter): one-row chunks of strings took 1.3 GB for
+     * 200000 rows */
+    hid_t dcpl = H5Dget_create_plist(src);
+    hsize_t ck[H5S_MAX_RANK];
+    if (nd > 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+        H5Pget_chunk(dcpl, H5S_MAX_RANK, ck) == nd && ck[0] > 0) {
+        uint64_t across = 1; /* chunks of one row of chunks */
+        for (int d = 1; d < nd; d++)
+            across *= ck[d] ? (dims[d] + ck[d] - 1) / ck[d] : 1;
+        uint64_t cap = ck[0] * (across < W_RANGE_CHUNKS ? W_RANGE_CHUNKS / across : 1);
+        per = per < cap ? per : cap;
+    }
+    W_CLOSE(dcpl);
+    H5Eclear2(H5E_DEFAULT);
     size_t wbytes = (size_t)(per * (rowb ? rowb : 1));
     uint8_t *buf = malloc(wbytes), *part = drop ? malloc(wbytes) : NULL;
     if (!buf || (drop && !part))
@@ -1809,15 +1833,32 @@ static herr_t write_part(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t 
 
 /* H5Dwrite of dataset elements [a, a+n) from buf, whose partial rows
  * and whole rows are written apart (na_h5c_row_parts: write_sparse cuts
- * at chunk boundaries, which for (15625, 1) chunks are not rows). */
-static herr_t write_range(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
+ * at chunk boundaries, which for (15625, 1) chunks are not rows), at
+ * most W_RANGE_CHUNKS chunks' elements at a time. */
+static herr_t write_range(wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
 {
-    uint64_t part[3][2];
-    na_h5c_row_parts(t->ndim, t->shape, a, n, part);
+    if (t->ck_elems == 0) { /* elements per chunk; UINT64_MAX: not chunked */
+        hid_t dcpl = H5Dget_create_plist(t->dset);
+        hsize_t ck[H5S_MAX_RANK];
+        int cn = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED
+                     ? H5Pget_chunk(dcpl, H5S_MAX_RANK, ck)
+                     : -1;
+        t->ck_elems = cn > 0 ? 1 : UINT64_MAX;
+        for (int d = 0; d < cn; d++)
+            t->ck_elems *= ck[d] ? ck[d] : 1;
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
+        H5Eclear2(H5E_DEFAULT);
+    }
+    uint64_t step = t->ck_elems <= n / W_RANGE_CHUNKS ? t->ck_elems * W_RANGE_CHUNKS : n;
     herr_t r = 0;
-    for (int k = 0; k < 3 && r >= 0; k++)
-        if (part[k][1] > 0)
-            r = write_part(t, part[k][0], part[k][1], buf + (part[k][0] - a) * t->esize);
+    for (uint64_t s = a; s < a + n && r >= 0; s += step) {
+        uint64_t m = a + n - s < step ? a + n - s : step, part[3][2];
+        na_h5c_row_parts(t->ndim, t->shape, s, m, part);
+        for (int k = 0; k < 3 && r >= 0; k++)
+            if (part[k][1] > 0)
+                r = write_part(t, part[k][0], part[k][1], buf + (part[k][0] - a) * t->esize);
+    }
     return r;
 }
 

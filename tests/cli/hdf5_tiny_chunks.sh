@@ -6,7 +6,7 @@
 # round). The reader now reads tiny chunks 8192 chunks at a time
 # (hdf5_child.c, c_read_range): 400000 one-element chunks under a 1.5 GB
 # address-space limit, which the old reader exceeded ("memory allocation
-# failed for chunk", exit 3). Same numbers as numpy.
+# failed for chunk", exit 3). Same numbers as numpy. And clean's writer.
 . "$(dirname "$0")/helpers.sh"
 skip_without_hdf5
 cd "$T" || exit 1
@@ -39,5 +39,36 @@ with h5py.File("tiny.h5") as f:
         assert r["min"] == fin.min() and r["max"] == fin.max(), (k, r["min"], r["max"])
         assert abs(r["mean"] - fin.mean()) <= 1e-12 * (abs(fin.mean()) + fin.std()), k
         assert r["zeros"] == int((a == 0).sum()), k
+PY
+
+# clean writes tiny chunks 8192 at a time too (hdf5_wchild.c,
+# W_RANGE_CHUNKS): one (1, 8) chunk per row, as an append loop writes
+# them, took 6.5 KiB per chunk in the writer (1.3 GB for 200000 rows;
+# fifteenth fresh-user round). Under a 700 MB address-space limit, which
+# the old writer exceeded ("memory allocation failed for chunk", exit 4);
+# the rows numpy keeps, in chunks of one row, and the strings that follow
+# them (--together).
+"$NA_PYTHON" - <<'PY' || fail "making rows.h5"
+import h5py, numpy as np
+x = np.random.default_rng(0).normal(size=(200000, 8)).astype("f4")
+x[::1000, 3] = np.nan
+with h5py.File("rows.h5", "w") as f:
+    f.create_dataset("x", data=x, chunks=(1, 8), maxshape=(None, 8))
+    f.create_dataset("s", data=np.array([b"r%d" % i for i in range(200000)], dtype=object),
+                     dtype=h5py.string_dtype(), chunks=(1,), maxshape=(None,))
+PY
+rc=0
+(ulimit -v 700000 && exec "$N" clean -q rows.h5 -o rows.clean.h5 --together /x,/s) >out 2>err || rc=$?
+assert_eq "$rc" "0" "clean under a 700 MB address-space limit ($(cat err))"
+"$NA_PYTHON" - <<'PY' || fail "cleaned rows differ from numpy"
+import h5py, numpy as np
+with h5py.File("rows.h5") as f, h5py.File("rows.clean.h5") as g:
+    x = f["x"][...]
+    keep = ~np.isnan(x).any(axis=1)
+    assert g["x"].chunks == (1, 8) and g["x"].maxshape == (None, 8), g["x"].chunks
+    assert np.array_equal(g["x"][...], x[keep]), "values"
+    # the strings that follow the group row by row (rows_copy), same cap
+    assert g["s"].chunks == (1,), g["s"].chunks
+    assert list(g["s"][...]) == list(f["s"][...][keep]), "strings"
 PY
 pass

@@ -422,10 +422,22 @@ static char *join_path(const char *dir, const char *name)
     return p;
 }
 
-static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir);
+static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir, int depth);
 
-static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *sb, int from_dir)
+/* Directories below an argument that are walked: deeper ones are an error
+ * of their own (each level takes some KiB of stack: a tree 1300 deep
+ * crashed the walk with SIGSEGV, fifteenth fresh-user round). */
+#define WALK_MAX_DEPTH 256
+
+static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *sb, int from_dir,
+                            int depth)
 {
+    if (depth > WALK_MAX_DEPTH) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "directories nested more than %d deep: not walked",
+                 WALK_MAX_DEPTH);
+        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, 1, msg);
+    }
     seen_entry_t *s = seen_find(&c->dirs, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
     if (s != NULL) {
         /* On the stack: a link to an ancestor, which would recurse
@@ -457,7 +469,7 @@ static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *
     for (size_t i = 0; i < n; i++) {
         if (st == NA_OK) {
             char *child = join_path(path, names[i]);
-            st = child != NULL ? walk_path(c, child, 1) : nomem(c);
+            st = child != NULL ? walk_path(c, child, 1, depth + 1) : nomem(c);
             free(child);
         }
         free(names[i]);
@@ -468,13 +480,13 @@ static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *
     return st;
 }
 
-static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir)
+static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir, int depth)
 {
     struct stat sb;
     na_err_t e;
     int have = stat(path, &sb) == 0;
     if (have && S_ISDIR(sb.st_mode))
-        return walk_dir(c, path, &sb, from_dir);
+        return walk_dir(c, path, &sb, from_dir, depth);
     na_probe_t p;
     na_status_t st = na_probe_path(path, c->raw_mode, &p, NULL, &e);
     if (st == NA_E_NOMEM)
@@ -498,7 +510,7 @@ na_status_t na_walk(const char *const *args, size_t nargs, int raw_mode, na_walk
     walk_ctx_t c = {w, raw_mode, {0, 0, NULL}, {0, 0, NULL}, err};
     na_status_t st = NA_OK;
     for (size_t i = 0; i < nargs && st == NA_OK; i++)
-        st = walk_path(&c, args[i], 0);
+        st = walk_path(&c, args[i], 0, 0);
     seen_free(&c.files);
     seen_free(&c.dirs);
     if (st != NA_OK)

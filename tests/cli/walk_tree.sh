@@ -92,4 +92,14 @@ expect_json raw.json 'j["summary"]["nan"]' '1'
 mkdir empty docs && echo hi > docs/README.md
 expect_exit 3 "$NANAUDIT" scan empty
 expect_exit 3 "$NANAUDIT" scan docs
+
+# a tree 1400 directories deep crashed the walk (SIGSEGV, no report;
+# fifteenth fresh-user round): below 256 levels it is an error of its
+# own, exit 3, and the files above are audited and reported
+mkdir -p "deep/$(printf 'd/%.0s' $(seq 1400))"
+cp "$NA_SRC/examples/nan.safetensors" deep/d/d/w.safetensors
+expect_exit 3 timeout 60 "$NANAUDIT" scan --report deep.json deep
+expect_stderr_contains "d/d/d: directories nested more than 256 deep: not walked"
+expect_json deep.json '[j["summary"]["exit_code"], j["summary"]["errors"], [f["path"] for f in j["files"] if f["path"].endswith(".safetensors")]]' \
+    '[3, 1, ["deep/d/d/w.safetensors"]]'
 pass

@@ -216,7 +216,10 @@ static int fails(const na_checks_t *c, const na_result_t *r, const na_finding_t 
     uint64_t count = f->count;
     if (f->kind == NA_K_POS_INF || f->kind == NA_K_NEG_INF)
         count = r->st.pos_inf + r->st.neg_inf;
-    return (double)count > frac * (double)elements;
+    /* the quotient, not frac * elements: a count of exactly F x elements
+     * rounds to F as the user's decimal F does (0.29 * 100 is
+     * 28.999999999999996, and 29 of 100 failed at 0.29) */
+    return elements ? (double)count / (double)elements > frac : count > 0;
 }
 
 size_t na_findings_checked(const na_tensor_t *t, const na_result_t *r, const na_checks_t *c,

@@ -181,6 +181,40 @@ static void test_findings_and_tolerance(void **state)
     na_result_free(&r);
 }
 
+/* A count of exactly F x elements is tolerated, one more is not: 29 NaN
+ * of 100 at F = 0.29 failed (0.29 * 100 is 28.999999999999996 in
+ * doubles; fifteenth fresh-user round), and 57 of 100 at 0.57. */
+static void test_tolerance_boundary(void **state)
+{
+    (void)state;
+    static const struct { unsigned bad; double frac; int fails; } c[] = {
+        {29, 0.29, 0}, {30, 0.29, 1}, {57, 0.57, 0}, {58, 0.57, 1}, {1, 0.01, 0}, {2, 0.01, 1},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        float v[100];
+        for (unsigned i = 0; i < 100; i++)
+            v[i] = i < c[k].bad ? NAN : 1.0f;
+        mem_t m;
+        na_tensor_t t = f32_tensor(v, 100, &m);
+        na_checks_t ck;
+        na_checks_init(&ck);
+        ck.max_fraction[NA_K_NAN] = c[k].frac;
+        na_scan_opts_t o;
+        na_scan_opts_init(&o);
+        o.zscore = 0;
+        na_result_t r;
+        na_err_t err;
+        assert_int_equal(na_scan_tensor(&t, &o, &r, &err), NA_OK);
+        na_finding_t f[NA_K_COUNT];
+        size_t n = na_findings_checked(&t, &r, &ck, f, NA_K_COUNT);
+        assert_true(n >= 1);
+        assert_int_equal(f[0].kind, NA_K_NAN);
+        assert_int_equal(f[0].count, c[k].bad);
+        assert_int_equal(f[0].fails, c[k].fails);
+        na_result_free(&r);
+    }
+}
+
 static void test_policy_precedence(void **state)
 {
     (void)state;
@@ -265,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_cast_limits),
         cmocka_unit_test(test_interval_counts),
         cmocka_unit_test(test_findings_and_tolerance),
+        cmocka_unit_test(test_tolerance_boundary),
         cmocka_unit_test(test_policy_precedence),
         cmocka_unit_test(test_baseline),
     };

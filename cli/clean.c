@@ -339,8 +339,6 @@ static int early_usage(const cli_opts_t *o)
     const cli_clean_opts_t *co = &o->clean;
     if (o->zscore_given && co->method_given)
         return cli_usage(CLI_CLEAN, "give one of --zscore and --mad");
-    if (o->zscore_given && o->zscore <= 0)
-        return cli_usage(CLI_CLEAN, "--zscore needs K > 0");
     if (co->range_given && co->eng.normalize != NA_NORM_MINMAX)
         return cli_usage(CLI_CLEAN, "--feature-range needs --normalize minmax");
     if (co->action_given && !o->zscore_given && !co->method_given)

@@ -46,6 +46,9 @@ static int parse_u64(const char *s, uint64_t *v)
 static int set_zscore(cli_opts_t *o, const char *a, const char *n)
 {
     double k;
+    /* scan: 0 switches the test off; clean: there is no test to switch off */
+    if (o->cmd == CLI_CLEAN && (na_parse_double(a, &k) || k <= 0))
+        return BAD(o, n, a, "a number > 0");
     if (na_parse_double(a, &k) || k < 0)
         return BAD(o, n, a, "a number >= 0");
     o->zscore = k;

@@ -41,8 +41,12 @@ int na_parse_double(const char *s, double *v)
     char *end;
     errno = 0;
     *v = strtod(s, &end);
-    /* ERANGE with a finite result is an underflow (C11 7.22.1.3p10): the
-     * subnormal or zero strtod returns is the nearest double. An
-     * overflow returns HUGE_VAL, refused as not finite. */
+    /* ERANGE with a finite result is an underflow (C11 7.22.1.3p10): a
+     * subnormal is the nearest double, kept; a zero from a number that is
+     * not zero (1e-400) is refused, as an overflow to HUGE_VAL is: it
+     * would turn --zscore 1e-400 into 0, the test switched off (fifteenth
+     * fresh-user round). */
+    if (errno == ERANGE && *v == 0)
+        return -1;
     return !*s || *end || (errno && errno != ERANGE) || !isfinite(*v) ? -1 : 0;
 }

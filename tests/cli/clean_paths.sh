@@ -81,7 +81,7 @@ expect_exit 2 "$N" scan x.npy --report ok.json --report link.npy
 expect_exit 2 "$N" clean --dry-run --zscore 3 --mad 3 nonexistent.npy
 expect_stderr_contains "give one of --zscore and --mad"
 expect_exit 2 "$N" clean --zscore 0 x.npy -o z.npy
-expect_stderr_contains "--zscore needs K > 0"
+expect_stderr_contains "--zscore: '0' is not a number > 0"
 assert_eq "$(wc -c < "$T/stdout")" 0 "stdout of a usage error"
 expect_exit 2 "$N" clean --feature-range 0:1 x.npy -o z.npy
 expect_stderr_contains "--feature-range needs --normalize minmax"

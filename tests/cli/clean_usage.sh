@@ -51,7 +51,11 @@ expect_stderr_contains "--mad: '0' is not a number > 0"
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --zscore 3 --mad 3
 expect_stderr_contains "give one of --zscore and --mad"
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --zscore 0
-expect_stderr_contains "--zscore needs K > 0"
+expect_stderr_contains "--zscore: '0' is not a number > 0"
+# clean's --zscore has no 0 (scan's switches the test off): the message
+# says > 0 for every bad K (fifteenth fresh-user round: 'nan' said >= 0)
+expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --zscore nan
+expect_stderr_contains "--zscore: 'nan' is not a number > 0"
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --max-drop-fraction 2
 expect_stderr_contains "--max-drop-fraction: '2' is not a fraction from 0 to 1"
 expect_exit 2 "$N" clean --dtype F64 a.f64 -o o --out-dtype F8_E4M3

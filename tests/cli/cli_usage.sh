@@ -27,6 +27,14 @@ usage "nanaudit: --zscore: 'inf' is not a number >= 0" scan --zscore inf "$X"
 # decimal only, as in policy files
 usage "nanaudit: --zscore: '0x10' is not a number >= 0" scan --zscore 0x10 "$X"
 usage "nanaudit: --zscore: ' 3' is not a number >= 0" scan --zscore ' 3' "$X"
+# a number that underflows to 0 is refused as one that overflows is: K =
+# 1e-400 became 0, the outlier test switched off (fifteenth fresh-user
+# round); a subnormal result is the nearest double, kept
+usage "nanaudit: --zscore: '1e-400' is not a number >= 0" scan --zscore 1e-400 "$X"
+usage "nanaudit: --max-abs: '1e-400' is not a finite number >= 0" scan --max-abs 1e-400 "$X"
+expect_exit 0 "$NANAUDIT" scan --format json --zscore 1e-310 "$NA_SRC/examples/clean.safetensors"
+expect_json "$T/stdout" 'j["zscore"]' '1e-310'
+
 usage "nanaudit: --max-abs: '0x1p3' is not" scan --max-abs 0x1p3 "$X"
 usage "nanaudit: --nonfinite: 'value=0x1p-3'" clean --nonfinite value=0x1p-3 "$X" -o "$T/o"
 usage "nanaudit: --max-locations: 'x' is not a count" scan --max-locations x "$X"

@@ -416,6 +416,8 @@ static na_status_t top_key(const pctx_t *c, const char *k, const yaml_node_t *v,
     na_policy_t *p = ud;
     if (!strcmp(k, "version")) {
         const char *s = scalar(v);
+        if (s && v->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) /* "1": a string */
+            return bad(c, v, "version: expected the number 1, not a quoted string");
         if (!s || strcmp(s, "1"))
             return bad(c, v, "version: only version 1 is known");
         return NA_OK;

@@ -69,6 +69,10 @@ printf 'version: 1\ndefaults:\n  fail_on: [nan]\n  colour: red\n' | bad 4 "unkno
 printf 'version: 1\nrules:\n  - match: "*"\n    max-abs: 3\n' | bad 4 "unknown key 'max-abs' in a rule (valid: match, fail_on,"
 printf 'version: 1\nextra: 2\n' | bad 2 "unknown key 'extra' (valid: version, defaults, rules)"
 printf 'version: 2\n' | bad 1 "version: only version 1 is known"
+# a quoted version is a string, as a quoted number is elsewhere (fifteenth
+# fresh-user round: accepted); a number below the smallest double too
+printf 'version: "1"\n' | bad 1 "version: expected the number 1, not a quoted string"
+printf 'version: 1\ndefaults:\n  max_abs: 1e-400\n' | bad 3 "max_abs: '1e-400' is not a finite number"
 printf 'defaults:\n  max_abs: 1\n' | bad 1 "missing 'version: 1'"
 printf 'version: 1\ndefaults:\n  max_abs: big\n' | bad 3 "max_abs: 'big' is not a finite number"
 printf 'version: 1\ndefaults:\n  max_abs: -1\n' | bad 3 "max_abs: -1 is below 0"

@@ -286,14 +286,13 @@ static void audit_all(scan_run_t *s)
         }
     }
     finish_indexes(s);
-    if (s->audited == 0 && s->exit_code < 3) {
-        if (s->o->n_inputs == 1) /* name it: an empty or wrong directory */
-            cli_error(s->o->inputs[0], "nothing to audit: no supported data file");
-        else
-            cli_error(NULL, "nothing to audit: no supported data file in the %zu inputs",
-                      s->o->n_inputs);
-        s->exit_code = cli_exit_merge(s->exit_code, 3);
-    }
+    /* An error entry per input (an empty or wrong directory), so that
+     * every report says why the run failed: JUnit had tests="0"
+     * errors="0" and SARIF no result (fifteenth fresh-user round). */
+    if (s->audited == 0 && s->exit_code < 3)
+        for (size_t i = 0; i < s->o->n_inputs; i++)
+            unopened(s, s->o->inputs[i], NULL, NA_E_NOTFOUND,
+                     "nothing to audit: no supported data file");
 }
 
 static int use_color(const cli_opts_t *o)

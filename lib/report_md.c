@@ -4,7 +4,8 @@
  *
  * A heading with the verdict, the totals, then one table row per finding
  * and per error (clean tensors are not listed: a summary of a thousand
- * clean tensors helps nobody; the JSON report has everything).
+ * clean tensors helps nobody; the JSON report has everything), up to
+ * MD_ROWS_BUDGET bytes of rows, then a line counting the rows left out.
  *
  * Escaping (GitHub Flavored Markdown, https://github.github.com/gfm/:
  * "Backslash escapes", "Tables (extension)"): every ASCII punctuation
@@ -18,10 +19,18 @@
 
 #include <string.h> /* strlen, strchr */
 
-static void md_put(FILE *out, const char *s)
+/* Bytes of table rows written before the rest are counted instead:
+ * GitHub refuses a step summary over 1 MiB ("$GITHUB_STEP_SUMMARY upload
+ * aborted, supports content up to a size of 1024k"), and a checkpoint
+ * with 8000 failing tensors made 4 MB, so the summary was lost in the
+ * run that failed (fifteenth fresh-user round). One row may pass it. */
+#define MD_ROWS_BUDGET ((size_t)768 << 10)
+
+/* s escaped onto out; the bytes written. */
+static size_t md_put(FILE *out, const char *s)
 {
     static const char punct[] = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
-    size_t n = s ? strlen(s) : 0;
+    size_t n = s ? strlen(s) : 0, w = 0;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
         size_t len = na_utf8_seq_len(s + i, n - i);
@@ -29,14 +38,25 @@ static void md_put(FILE *out, const char *s)
             (len == 2 && c == 0xC2 && (unsigned char)s[i + 1] < 0xA0)) {
             for (size_t k = 0; k < (len ? len : 1); k++)
                 fprintf(out, "\\\\x%02X", (unsigned char)s[i + k]);
+            w += 6 * (len ? len : 1);
             i += len ? len : 1;
             continue;
         }
-        if (len == 1 && strchr(punct, c))
+        if (len == 1 && strchr(punct, c)) {
             fputc('\\', out);
+            w++;
+        }
         fwrite(s + i, 1, len, out);
+        w += len;
         i += len;
     }
+    return w;
+}
+
+static size_t md_str(FILE *out, const char *s)
+{
+    fputs(s, out);
+    return strlen(s);
 }
 
 na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
@@ -53,7 +73,7 @@ na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
             (unsigned long long)s->pos_inf, (unsigned long long)s->neg_inf,
             (unsigned long long)s->outliers, (unsigned long long)s->errors,
             s->errors == 1 ? "" : "s");
-    size_t rows = 0;
+    size_t rows = 0, used = 0, more = 0, more_fail = 0;
     for (size_t i = 0; i < r->n_files; i++) {
         const na_file_report_t *f = &r->files[i];
         for (size_t j = 0; j < f->n_tensors + 1; j++) {
@@ -63,31 +83,42 @@ na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
             /* the outlier test's note (not a finding: never fails) */
             const char *note = e && e->scanned ? na_outliers_note(&e->res) : NULL;
             for (size_t k = 0; k < nf + (size_t)err + (note != NULL); k++) {
+                if (used > MD_ROWS_BUDGET) {
+                    more++;
+                    more_fail += k < nf ? e->findings[k].fails != 0 : !(note && k == nf);
+                    continue;
+                }
                 if (rows++ == 0)
                     fputs("| File | Tensor | Kind | Count | Fails | Finding |\n"
                           "|---|---|---|---:|---|---|\n", out);
-                fputs("| ", out);
-                md_put(out, f->path);
-                fputs(" | ", out);
-                md_put(out, e ? e->name : "(file)");
+                used += md_str(out, "| ");
+                used += md_put(out, f->path);
+                used += md_str(out, " | ");
+                used += md_put(out, e ? e->name : "(file)");
                 if (k < nf) {
                     const na_finding_t *fd = &e->findings[k];
-                    fprintf(out, " | %s | %llu | %s | ", na_kind_name(fd->kind),
-                            (unsigned long long)fd->count, fd->fails ? "**yes**" : "no");
-                    md_put(out, fd->message);
+                    int w = fprintf(out, " | %s | %llu | %s | ", na_kind_name(fd->kind),
+                                    (unsigned long long)fd->count,
+                                    fd->fails ? "**yes**" : "no");
+                    used += w > 0 ? (size_t)w : 0;
+                    used += md_put(out, fd->message);
                 } else if (note && k == nf) {
-                    fputs(" | outliers | | no | ", out);
-                    md_put(out, note);
+                    used += md_str(out, " | outliers | | no | ");
+                    used += md_put(out, note);
                 } else {
-                    fputs(" | error | | **yes** | ", out);
-                    md_put(out, e ? (e->reason ? e->reason : "error")
-                                  : (f->error ? f->error : "error"));
+                    used += md_str(out, " | error | | **yes** | ");
+                    used += md_put(out, e ? (e->reason ? e->reason : "error")
+                                          : (f->error ? f->error : "error"));
                 }
-                fputs(" |\n", out);
+                used += md_str(out, " |\n");
             }
         }
     }
     if (rows == 0)
         fputs("No findings.\n", out);
+    if (more)
+        fprintf(out, "\n%zu more row%s (%zu of them failing) left out to keep this summary "
+                "under 1 MiB; the JSON report (--report FILE.json) lists everything.\n",
+                more, more == 1 ? "" : "s", more_fail);
     return ferror(out) ? NA_E_WRITE : NA_OK;
 }

@@ -81,4 +81,21 @@ head -1 "$T/a.md" | grep -qF '## nanaudit: FAILED (exit 1)' || fail "a.md headin
 expect_exit 1 "$NANAUDIT" scan --format github "$F"
 assert_eq "$(cat "$T/stdout")" "::error file=$F,title=nanaudit nan%3A w::1 NaN value (first at [1])
 ::notice title=nanaudit::1 file, 1 tensor: 1 NaN, 0 Inf, 0 outliers, 0 errors; exit 1" "github output"
+
+# the Markdown summary stays under GitHub's 1 MiB step-summary limit: 8000
+# tensors with 4 failing findings each made 4 MB, and GitHub drops the
+# whole summary (fifteenth fresh-user round); the rows past 768 KiB are
+# counted on a last line
+"$NA_PYTHON" - "$T/big.safetensors" <<'PY' || fail "making big.safetensors"
+import sys, numpy as np
+from safetensors.numpy import save_file
+a = np.array([np.nan, np.inf, -np.inf, 1e-40, 0, 1], np.float32)
+save_file({f"model.layers.{i}.self_attn.q_proj.weight": a for i in range(8000)}, sys.argv[1])
+PY
+expect_exit 1 "$NANAUDIT" scan -q --fail-on nan,inf,subnormal --report "$T/big.md" "$T/big.safetensors"
+size=$(wc -c < "$T/big.md")
+[ "$size" -lt 900000 ] && [ "$size" -gt 700000 ] || fail "big.md is $size bytes"
+rows=$(grep -c '^| .*safetensors' "$T/big.md")
+tail -1 "$T/big.md" | grep -qxF "$((32000 - rows)) more rows ($((32000 - rows)) of them failing) left out to keep this summary under 1 MiB; the JSON report (--report FILE.json) lists everything." ||
+    fail "big.md last line ($rows rows): $(tail -1 "$T/big.md")"
 pass

@@ -19,6 +19,7 @@
  * binary search over the triples sorted once.
  */
 #include "nanaudit.h"
+#include "report_util.h" /* na_json_form */
 
 #include <jansson.h>
 #include <stdio.h>  /* snprintf */
@@ -177,9 +178,13 @@ na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
 void na_baseline_apply(const na_baseline_t *b, const char *path, const char *tensor,
                        na_finding_t *f, size_t n)
 {
-    char *np = b && path && tensor && n ? norm_path(path) : NULL;
+    /* as the reports write them: a path or name that is not UTF-8 is
+     * \xHH text there (na_json_form), and never matched its own report */
+    char *jp = b && path && tensor && n ? na_json_form(path) : NULL;
+    char *jt = jp ? na_json_form(tensor) : NULL;
+    char *np = jt ? norm_path(jp) : NULL;
     for (size_t i = 0; np && i < n; i++) {
-        entry_t key = {np, tensor, (int)f[i].kind, 0};
+        entry_t key = {np, jt, (int)f[i].kind, 0};
         const entry_t *hit = bsearch(&key, b->e, b->n, sizeof *b->e, cmp);
         if (!hit)
             continue;
@@ -192,6 +197,8 @@ void na_baseline_apply(const na_baseline_t *b, const char *path, const char *ten
                  (unsigned long long)hit->count);
     }
     free(np);
+    free(jt);
+    free(jp);
 }
 
 void na_baseline_free(na_baseline_t *b)

@@ -14,25 +14,38 @@
 #include <jansson.h>
 #include <math.h>   /* isfinite */
 #include <stdlib.h> /* malloc, free */
+#include <string.h> /* strlen, memcpy */
 
 /* A JSON string for arbitrary bytes. jansson refuses invalid UTF-8, and a
  * path or name from a file may hold any bytes: those go through
- * na_escape_text, which turns invalid sequences into \xHH. */
+ * na_escape_text, which turns invalid sequences into \xHH (na_json_form,
+ * which the baseline applies to the names it compares too). */
+char *na_json_form(const char *s)
+{
+    size_t n = strlen(s), i = 0, len;
+    while (i < n && (len = na_utf8_seq_len(s + i, n - i)) > 0)
+        i += len;
+    if (i == n) {
+        char *c = malloc(n + 1);
+        if (c)
+            memcpy(c, s, n + 1);
+        return c;
+    }
+    char probe[1];
+    size_t need = na_escape_text(s, probe, sizeof probe) + 1;
+    char *buf = malloc(need);
+    if (buf)
+        na_escape_text(s, buf, need);
+    return buf;
+}
+
 json_t *na_json_text(const char *s)
 {
     if (!s)
         return json_null();
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    char probe[1];
-    size_t need = na_escape_text(s, probe, sizeof probe) + 1;
-    char *buf = malloc(need);
-    if (!buf)
-        return NULL;
-    na_escape_text(s, buf, need);
-    j = json_string(buf);
-    free(buf);
+    char *f = na_json_form(s);
+    json_t *j = f ? json_string(f) : NULL;
+    free(f);
     return j;
 }
 

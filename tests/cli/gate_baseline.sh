@@ -61,4 +61,20 @@ expect_stderr_contains "nanaudit: --baseline: cannot read 'missing.json': No suc
 # an empty report is a valid baseline: everything is new
 printf '{"schema_version": 1, "files": []}' >empty.json
 expect_exit 1 "$NANAUDIT" scan --baseline empty.json a.safetensors
+
+# a path that is not UTF-8 is \xHH text in the reports: a report of it
+# used as the baseline matched nothing, so its findings failed on every
+# run (fifteenth fresh-user round); the baseline now compares that form
+mkdir bl
+"$NA_PYTHON" - <<'PY' || fail "making bl/"
+import numpy as np
+from safetensors.numpy import save_file
+x = np.array([1.0, np.nan], np.float32)
+save_file({"w": x}, b"bl/bad\xffname.safetensors".decode("utf-8", "surrogateescape"))
+save_file({"w": x}, "bl/ok.safetensors")
+PY
+expect_exit 1 "$NANAUDIT" scan -q --report bl.json bl
+expect_exit 0 "$NANAUDIT" scan --format json --baseline bl.json bl
+expect_json "$T/stdout" '[(f["path"], f["tensors"][0]["findings"][0]["fails"], f["tensors"][0]["findings"][0]["baseline"]) for f in j["files"]]' \
+    '[["bl/bad\\xffname.safetensors", false, 1], ["bl/ok.safetensors", false, 1]]'
 pass

@@ -432,15 +432,24 @@ static na_status_t top_key(const pctx_t *c, const char *k, const yaml_node_t *v,
     return bad(c, *c->key, "unknown key '%.60s' (valid: version, defaults, rules)", k);
 }
 
-/* The line (1-based) of the first explicit tag in text, 0 if none; a
- * syntax error is left to yaml_parser_load, which reports it. */
-static size_t first_tag_line(const char *text, size_t len, char *tag, size_t cap)
+/* Collections nested deeper than this are refused before the document
+ * is built: libyaml's scanner takes time quadratic in the depth of flow
+ * collections ({a: {a: ...}}: 11 s for 30000 levels, minutes within the
+ * 1 MiB cap; fifteenth fresh-user round). A policy needs 4 levels. */
+#define POLICY_MAX_DEPTH 64
+
+/* The line (1-based) of the first explicit tag in text, or of the first
+ * collection nested deeper than POLICY_MAX_DEPTH, with why it is refused
+ * in why; 0 if none. Events stop there, so the scanner never reaches the
+ * deep part. A syntax error is left to yaml_parser_load, which reports it. */
+static size_t prescan(const char *text, size_t len, char *why, size_t cap)
 {
     yaml_parser_t ps;
     if (!yaml_parser_initialize(&ps))
         return 0;
     yaml_parser_set_input_string(&ps, (const unsigned char *)text, len);
     size_t line = 0;
+    int depth = 0;
     for (int done = 0; !done && line == 0;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&ps, &ev))
@@ -454,9 +463,19 @@ static size_t first_tag_line(const char *text, size_t len, char *tag, size_t cap
             const char *y = "tag:yaml.org,2002:"; /* the expansion of !! */
             size_t yn = strlen(y);
             if (!strncmp((const char *)t, y, yn))
-                snprintf(tag, cap, "!!%.58s", (const char *)t + yn);
+                snprintf(why, cap, "YAML tag '!!%.58s': tags are not supported in a policy (a "
+                         "value's type is its key's)", (const char *)t + yn);
             else
-                snprintf(tag, cap, "%.60s", (const char *)t);
+                snprintf(why, cap, "YAML tag '%.60s': tags are not supported in a policy (a "
+                         "value's type is its key's)", (const char *)t);
+        }
+        if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)
+            depth++;
+        else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (line == 0 && depth > POLICY_MAX_DEPTH) {
+            line = ev.start_mark.line + 1;
+            snprintf(why, cap, "collections nested more than %d deep", POLICY_MAX_DEPTH);
         }
         done = ev.type == YAML_STREAM_END_EVENT;
         yaml_event_delete(&ev);
@@ -473,11 +492,10 @@ na_status_t na_policy_parse(const char *text, size_t len, const char *fname, na_
     const yaml_node_t *key = NULL;
     pctx_t c = {&doc, fname ? fname : "policy", err, &key};
     *out = NULL;
-    char tag[64];
-    size_t tl = first_tag_line(text, len, tag, sizeof tag);
+    char why[160];
+    size_t tl = prescan(text, len, why, sizeof why);
     if (tl > 0)
-        return na_err_set(err, NA_E_USAGE, "%s:%lu: YAML tag '%s': tags are not supported in a "
-                          "policy (a value's type is its key's)", c.fname, (unsigned long)tl, tag);
+        return na_err_set(err, NA_E_USAGE, "%s:%lu: %s", c.fname, (unsigned long)tl, why);
     na_policy_t *p = calloc(1, sizeof *p);
     if (!p || !yaml_parser_initialize(&parser)) {
         free(p);

@@ -1511,6 +1511,10 @@ static void slot_offset(const c_ent_t *e, const uint64_t *gd, uint64_t k, hsize_
     }
 }
 
+/* Chunks one H5Dread may meet: libhdf5 keeps a record of some KiB for
+ * every chunk a read meets (c_read_range, vl_rows_cap). */
+#define RANGE_CHUNKS 8192u
+
 static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
                            size_t cap)
 {
@@ -1531,7 +1535,6 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char
     uint64_t ce = 1, gd[NA_MAX_NDIM];
     if (e->chunked)
         chunk_grid(e, gd, &ce);
-    enum { RANGE_CHUNKS = 8192 };
     uint64_t step = e->chunked && ce <= n / RANGE_CHUNKS ? ce * RANGE_CHUNKS : n;
     herr_t r = 0;
     for (uint64_t a = lo; a < lo + n && r >= 0; a += step) {
@@ -1572,6 +1575,21 @@ typedef struct vl_mem {
     uint64_t refused; /* size of a request refused, 0 if none */
     int oom;
 } vl_mem_t;
+
+/* Rows of sequences one H5Dread may take: VL_BATCH_ROWS, fewer when they
+ * would meet more than RANGE_CHUNKS chunks (200000 sequences in (1,)
+ * chunks took 470 MB, 6.5 KiB per chunk of a 65536-row batch). */
+static uint64_t vl_rows_cap(const c_ent_t *e)
+{
+    if (!e->chunked || e->ndim < 1)
+        return VL_BATCH_ROWS;
+    uint64_t ce, gd[NA_MAX_NDIM], across = 1;
+    chunk_grid(e, gd, &ce);
+    for (int d = 1; d < e->ndim; d++)
+        across = gd[d] && across <= UINT64_MAX / gd[d] ? across * gd[d] : across;
+    uint64_t cap = e->chunk[0] * (across < RANGE_CHUNKS ? RANGE_CHUNKS / across : 1);
+    return cap < VL_BATCH_ROWS ? cap : VL_BATCH_ROWS;
+}
 
 static void *vl_alloc(size_t size, void *info)
 {
@@ -1680,7 +1698,7 @@ static herr_t vl_read(child_t *c, c_ent_t *e, hid_t dxpl, uint64_t r, uint64_t n
                       char *cause, size_t cap)
 {
     memset(hv, 0, n * sizeof *hv);
-    vl_cap_t k;
+    vl_cap_t k = {{0, 0}, 0};
     hsize_t mn = n;
     hid_t fs = H5Dget_space(c->cur), ms = H5Screate_simple(1, &mn, NULL);
     herr_t rr = fs < 0 || ms < 0 ? -1
@@ -1693,7 +1711,8 @@ static herr_t vl_read(child_t *c, c_ent_t *e, hid_t dxpl, uint64_t r, uint64_t n
     }
     if (rr < 0) {
         h5_cause(cause, cap);
-        if (strstr(cause, "allocation failed") != NULL) /* VL_AS_ROOM */
+        /* VL_AS_ROOM's, not a lower limit of the user's (ulimit -v) */
+        if (k.set && strstr(cause, "allocation failed") != NULL)
             cat(cause, cap, " (a sequence longer than %llu bytes: a damaged length?)",
                 (unsigned long long)VL_AS_ROOM);
     }
@@ -2019,7 +2038,7 @@ static na_status_t vl_measure(child_t *c, size_t entry, char *msg, size_t cap)
         st = vl_begin(c, &p, msg, cap);
     }
     hvl_t *hv = all ? NULL : p.hv;
-    uint64_t r = all ? n : 0, b = VL_BATCH_ROWS;
+    uint64_t r = all ? n : 0, rows_cap = vl_rows_cap(e), b = rows_cap;
     hsize_t fsize = 0;
     if (H5Fget_filesize(c->file, &fsize) < 0)
         fsize = 0;
@@ -2057,7 +2076,7 @@ static na_status_t vl_measure(child_t *c, size_t entry, char *msg, size_t cap)
         }
         vl_release(&p.m);
         r += k;
-        b = b < VL_BATCH_ROWS ? b * 2 : b;
+        b = b < rows_cap ? b * 2 : b;
     }
     if (!all)
         vl_end(&p);
@@ -2136,7 +2155,7 @@ static void c_read_vlen(child_t *c, c_ent_t *e, const h5p_read_t *rq)
     vl_pass_t p;
     st = vl_begin(c, &p, msg, sizeof msg);
     hvl_t *hv = p.hv;
-    uint64_t r = 0, cur = 0, lim = VL_BATCH_ROWS;
+    uint64_t r = 0, cur = 0, rows_cap = vl_rows_cap(e), lim = rows_cap;
     while (st == NA_OK && cur < end && r < n) {
         if (r % VL_CK == 0) {
             /* the last block that starts at or before the values wanted
@@ -2200,7 +2219,7 @@ static void c_read_vlen(child_t *c, c_ent_t *e, const h5p_read_t *rq)
         }
         vl_release(&p.m);
         r += k;
-        lim = lim < VL_BATCH_ROWS ? lim * 2 : lim;
+        lim = lim < rows_cap ? lim * 2 : lim;
         if (st == NA_OK && (r % VL_CK == 0 || r == n) && cur != vl_before(c, r, n)) {
             st = NA_E_FORMAT; /* the file changed, or libhdf5 reads it otherwise */
             snprintf(msg, sizeof msg, "sequences before %llu hold %llu values, %llu when "

@@ -71,4 +71,33 @@ with h5py.File("rows.h5") as f, h5py.File("rows.clean.h5") as g:
     assert g["s"].chunks == (1,), g["s"].chunks
     assert list(g["s"][...]) == list(f["s"][...][keep]), "strings"
 PY
+
+# variable-length sequences in (1,) chunks: batches of 65536 rows took
+# 470 MB (6.5 KiB per chunk); now at most 8192 chunks per read
+# (hdf5_child.c, vl_rows_cap), under a 400 MB address-space limit the old
+# reader exceeded
+"$NA_PYTHON" - <<'PY' || fail "making vl.h5"
+import h5py, numpy as np
+with h5py.File("vl.h5", "w") as f:
+    d = f.create_dataset("v", shape=(200000,), dtype=h5py.vlen_dtype(np.float32), chunks=(1,),
+                         maxshape=(None,))
+    v = np.empty(200000, dtype=object)
+    for i in range(200000):
+        v[i] = np.arange(i % 5, dtype=np.float32) - 1.5
+    v[77777] = np.array([np.nan, 2], np.float32)
+    d[...] = v
+PY
+rc=0
+(ulimit -v 400000 && exec "$N" scan --format json vl.h5) >vl.json 2>err || rc=$?
+assert_eq "$rc" "1" "vlen scan under a 400 MB address-space limit ($(cat err))"
+"$NA_PYTHON" - <<'PY' || fail "vlen numbers differ from numpy"
+import json, h5py, numpy as np
+r = json.load(open("vl.json"))["files"][0]["tensors"][0]
+with h5py.File("vl.h5") as f:
+    a = np.concatenate(list(f["v"][...])).astype(np.float64)
+fin = a[np.isfinite(a)]
+assert r["elements"] == a.size and r["nan"] == 1, (r["elements"], r["nan"])
+assert r["min"] == fin.min() and r["max"] == fin.max(), (r["min"], r["max"])
+assert abs(r["mean"] - fin.mean()) <= 1e-12 * (abs(fin.mean()) + fin.std()), r["mean"]
+PY
 pass

@@ -80,7 +80,7 @@ static na_status_t hw_dead(h5w_t *h, int timed_out, na_err_t *err)
         pid_t r;
         if (timed_out)
             kill(h->pid, SIGKILL);
-        na_writer_child_pid = -1; /* killed, or it ended: nothing to stop */
+        na_writer_set_child(-1); /* killed, or it ended: nothing to stop */
         while ((r = waitpid(h->pid, &ws, 0)) < 0 && errno == EINTR)
             ;
         h->pid = -1;
@@ -238,7 +238,7 @@ static na_status_t hw_finish(na_writer_t *w, na_err_t *err)
     /* The file is closed: the child's exit status is the last word. */
     int ws = 0;
     pid_t r;
-    na_writer_child_pid = -1;
+    na_writer_set_child(-1);
     while ((r = waitpid(h->pid, &ws, 0)) < 0 && errno == EINTR)
         ;
     h->pid = -1;
@@ -254,7 +254,7 @@ static void hw_free(na_writer_t *w)
         close(h->sock);
     if (h->pid > 0) { /* an error stopped the write: the file is dropped */
         kill(h->pid, SIGKILL);
-        na_writer_child_pid = -1;
+        na_writer_set_child(-1);
         while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
@@ -318,7 +318,7 @@ static na_status_t hw_open(int fd, const na_wopts_t *o, const na_wtensor_t *t, s
     if (st == NA_OK)
         st = na_h5p_spawn(H5W_SHM, na_h5w_child_main, &h->job, &h->pid, &h->sock, &h->shm, err);
     if (st == NA_OK)
-        na_writer_child_pid = h->pid;
+        na_writer_set_child(h->pid);
     /* READY comes after the whole structure is copied (H5Ocopy of every
      * untouched dataset): the time limit grows with the input, one second
      * per 20 MiB on top (far slower than a disk copies). */

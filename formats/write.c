@@ -254,11 +254,16 @@ void na_writer_free(na_writer_t *w)
         w->v->free(w);
 }
 
-volatile pid_t na_writer_child_pid = -1;
+static pid_t writer_child = -1; /* __atomic only */
+
+void na_writer_set_child(pid_t pid)
+{
+    __atomic_store_n(&writer_child, pid, __ATOMIC_SEQ_CST);
+}
 
 void na_writer_stop_child(void)
 {
-    pid_t p = na_writer_child_pid;
+    pid_t p = __atomic_load_n(&writer_child, __ATOMIC_SEQ_CST);
     if (p <= 0)
         return;
     int saved = errno;

@@ -140,10 +140,11 @@ void na_writer_free(na_writer_t *w); /* NULL ok */
  * opens it by name, with O_CREAT; a signal to the parent alone left it
  * behind). */
 void na_writer_stop_child(void);
-/* The writer child's pid for na_writer_stop_child, -1 for none: set when
- * it starts; set to -1 before it is reaped (after it is killed, or once
- * it has closed the file), so a reaped pid is never signalled. */
-extern volatile pid_t na_writer_child_pid;
+/* Set the pid na_writer_stop_child stops, -1 for none (an atomic store:
+ * the handler may run on any thread): set when the child starts; set to
+ * -1 before it is reaped (after it is killed, or once it has closed the
+ * file), so a reaped pid is never signalled. */
+void na_writer_set_child(pid_t pid);
 /* 0 when the writer copies tensor i from the input itself (a copied
  * tensor of the HDF5 writer): the caller then sends it no bytes. */
 int na_writer_wants(const na_writer_t *w, size_t i);

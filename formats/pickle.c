@@ -533,8 +533,12 @@ static na_status_t sized(pk_t *p, otype_t t, int lenbytes)
 
 static na_status_t setitems(pk_t *p, int many)
 {
+    /* SETITEMS may have no items: CPython's pickler writes a dict in
+     * batches of 1000 and ends one of exactly 1000 k entries with an
+     * empty MARK SETITEMS (a top-level dict then leaves just the dict and
+     * the MARK on the stack: refused; sixteenth fresh-user round) */
     size_t m = many ? find_mark(p) : p->sp - 2;
-    if (m == SIZE_MAX || p->sp < 3 || (many && m == 0) || (!many && p->sp < 3))
+    if (m == SIZE_MAX || (many && m == 0) || (!many && p->sp < 3))
         return bad(p, "SETITEM(S) without a dict below");
     size_t d = many ? m - 1 : p->sp - 3;
     obj_t *dict = p->stack[d];

@@ -228,6 +228,26 @@ static void shared_lists(void **state)
     na_pickle_result_free(&r);
 }
 
+/* CPython writes a dict of exactly 1000 k entries with an empty last
+ * batch: a top-level {} MARK SETITEMS left only the dict and the MARK,
+ * and torch.save files of 1000 tensors were refused (sixteenth
+ * fresh-user round). {'w': 5} MARK SETITEMS: one entry. */
+static void empty_setitems(void **state)
+{
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(PK("\x80\x02}(X\x01\x00\x00\x00wK\x05u(u."), &r, &e), NA_OK);
+    assert_int_equal(r.n_meta, 1);
+    assert_string_equal(r.meta[0], "w");
+    assert_string_equal(r.meta[1], "5");
+    na_pickle_result_free(&r);
+    assert_int_equal(load(PK("\x80\x02}(u."), &r, &e), NA_OK);
+    na_pickle_result_free(&r);
+    /* a SETITEMS with no dict under its MARK is still refused */
+    assert_int_equal(load(PK("\x80\x02(u."), &r, &e), NA_E_FORMAT);
+    assert_string_equal(e.msg, "pickle: SETITEM(S) without a dict below (opcode at byte 3)");
+}
+
 /* The legacy format's first pickle: the magic number as a 10-byte LONG1. */
 static void magic_number(void **state)
 {
@@ -255,7 +275,7 @@ int main(void)
         cmocka_unit_test(tensor_description), cmocka_unit_test(refused_globals),
         cmocka_unit_test(hostile_structures), cmocka_unit_test(exponential_sharing),
         cmocka_unit_test(magic_number), cmocka_unit_test(hidden_tensors),
-        cmocka_unit_test(shared_lists),
+        cmocka_unit_test(shared_lists), cmocka_unit_test(empty_setitems),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

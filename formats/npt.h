@@ -253,8 +253,9 @@ na_status_t na_npy_add_other(na_npy_list_t *l, const char *name, uint64_t bytes,
  * member's first bytes, the .npy magic "\x93NUMPY", not by its name
  * (NpzFile.__getitem__). "x.npy" is taken for one whatever its bytes (its
  * header is then checked, and refused when bad); another name only with
- * the magic ("weights": listed under its full name). A member whose first
- * bytes cannot be read is not one. The .npz writer must decide the same
+ * the magic ("weights": listed under its full name): 1, else 0, and -1
+ * for a member whose first bytes cannot be read (an error: np.load may
+ * read it as an array). The .npz writer must decide the same
  * way (npz_write.c, read_member), or its members and the reader's
  * tensors disagree. */
 int na_npz_member_is_array(na_zip_t *z, size_t i);

@@ -78,8 +78,10 @@ static const struct na_input_vtbl npz_vtbl = {
 
 /* na_npz_member_is_array (npt.h): skipping an array member not named
  * *.npy would miss its NaN. A member whose first bytes cannot be read (a
- * compression method zip.c lacks) is taken for bytes, as before, so that
- * a README beside the arrays does not fail the archive. */
+ * compression method zip.c lacks, such as bzip2 or LZMA, which np.load
+ * reads; a damaged local header) is neither: -1, an error of the archive.
+ * It was taken for bytes, and an array's NaN passed the gate (sixteenth
+ * fresh-user round). */
 int na_npz_member_is_array(na_zip_t *z, size_t i)
 {
     const na_zip_entry_t *ze = na_zip_entry(z, i);
@@ -88,8 +90,11 @@ int na_npz_member_is_array(na_zip_t *z, size_t i)
         return 1;
     uint8_t head[6];
     na_err_t e = {{0}};
-    return ze->usize >= sizeof head && na_zip_read(z, i, 0, head, sizeof head, &e) == NA_OK &&
-           memcmp(head, "\x93NUMPY", sizeof head) == 0;
+    if (ze->usize < sizeof head)
+        return 0;
+    if (na_zip_read(z, i, 0, head, sizeof head, &e) != NA_OK)
+        return -1;
+    return memcmp(head, "\x93NUMPY", sizeof head) == 0;
 }
 
 /* Member i: header, store, entries. */
@@ -98,7 +103,8 @@ static na_status_t npz_member(npz_input_t *z, size_t i, size_t win, na_err_t *er
     const na_zip_entry_t *ze = na_zip_entry(z->zip, i);
     char name[1024];
     size_t len = strlen(ze->name);
-    if (!na_npz_member_is_array(z->zip, i))
+    int arr = na_npz_member_is_array(z->zip, i);
+    if (arr == 0)
         return na_npy_add_other(&z->list, ze->name, ze->usize, err);
     int suffix = len >= 4 && !strcmp(ze->name + len - 4, ".npy");
     snprintf(name, sizeof name, "%.*s", (int)(suffix ? len - 4 : len), ze->name);
@@ -106,7 +112,10 @@ static na_status_t npz_member(npz_input_t *z, size_t i, size_t win, na_err_t *er
     size_t hn = ze->usize < sizeof head ? (size_t)ze->usize : sizeof head;
     na_npy_header_t h;
     memset(&h, 0, sizeof h);
+    /* arr < 0: this read fails too, and says why */
     na_status_t st = na_zip_read(z->zip, i, 0, head, hn, err);
+    if (st == NA_OK && arr < 0)
+        st = na_err_set(err, NA_E_IO, "its first bytes cannot be read");
     if (st == NA_OK)
         st = na_npy_parse_header(head, hn, &h, err);
     na_store_t *s = &z->stores[i];

@@ -323,7 +323,11 @@ static na_status_t read_member(npz_writer_t *z, npz_member_t *m, size_t i, size_
     m->fi.internal_fa = e->internal_fa;
     m->fi.external_fa = e->external_fa;
     m->first = first;
-    if (!na_npz_member_is_array(z->in, i)) { /* as the reader decides (npz.c) */
+    int arr = na_npz_member_is_array(z->in, i); /* as the reader decides (npz.c) */
+    if (arr < 0) /* the reader refuses it */
+        return na_err_set(err, NA_E_IO, "member '%.200s': its first bytes cannot be read",
+                          e->name);
+    if (arr == 0) {
         m->count = 1; /* a member that is not an array (npz.c): copied */
         m->raw = 1;
         return NA_OK;

@@ -882,7 +882,7 @@ na_kind_of_file_t na_zip_classify(na_zip_t *z)
      * with the .npy magic as an array (numpy/lib/npyio.py, NpzFile), so
      * np.savez'd arrays renamed without the suffix are an .npz too. */
     for (size_t i = 0; pkl == 0 && i < z->n; i++)
-        if (na_npz_member_is_array(z, i))
+        if (na_npz_member_is_array(z, i) > 0)
             return NA_FILE_NPZ;
     return NA_FILE_ZIP;
 }

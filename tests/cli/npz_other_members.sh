@@ -78,4 +78,20 @@ done
 
 expect_exit 3 "$N" scan other.zip
 assert_eq "$(cat stderr)" "nanaudit: other.zip: zip archive that is neither a PyTorch checkpoint (no DIR/data.pkl) nor a NumPy .npz (no .npy member)"
+
+# a member whose first bytes cannot be read (bzip2, which np.load reads as
+# an array; a damaged local header) was taken for bytes: its NaN passed,
+# exit 0 (sixteenth fresh-user round). Now an error of the archive.
+"$NA_PYTHON" - <<'PY' || fail "making bz.npz"
+import io, zipfile, numpy as np
+def npy(a):
+    b = io.BytesIO(); np.save(b, a); return b.getvalue()
+with zipfile.ZipFile("bz.npz", "w") as z:
+    z.writestr("ok.npy", npy(np.zeros(3, "f4")))
+    z.writestr("weights", npy(np.array([1.0, np.nan], "f4")), compress_type=zipfile.ZIP_BZIP2)
+PY
+expect_exit 3 "$N" scan bz.npz
+expect_stderr_contains "nanaudit: bz.npz: member 'weights': zip: member 'weights' uses compression method 12 (only stored and deflated are supported)"
+expect_exit 3 "$N" clean bz.npz -o bz.c.npz
+[ ! -e bz.c.npz ] || fail "bz.c.npz written"
 pass

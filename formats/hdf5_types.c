@@ -40,8 +40,58 @@ static na_endian_t host_order(void)
     return H5Tget_order(H5T_NATIVE_INT) == H5T_ORDER_BE ? NA_BIG : NA_LITTLE;
 }
 
+/* A datatype message whose bit fields do not fit the element is damaged:
+ * libhdf5 1.10 converts it anyway, and made-up values were audited (a
+ * float's exponent moved from bit 23 to 32: its NaN gone, exit 0;
+ * seventeenth fresh-user round; newer HDF5 refuses such types). The
+ * rules are those of H5Tset_precision, H5Tset_offset and H5Tset_fields
+ * (HDF5 Reference Manual): offset + precision within the element; sign,
+ * exponent and mantissa within the precision's bits, not overlapping.
+ * 1 and why in r when damaged. */
+static int bad_fields(hid_t ft, c_type_t *r)
+{
+    size_t size = H5Tget_size(ft), prec = H5Tget_precision(ft);
+    int off = H5Tget_offset(ft);
+    const char *why = NULL;
+    char buf[160];
+    if (prec == 0 || off < 0 || size > SIZE_MAX / 8 || (size_t)off > 8 * size ||
+        prec > 8 * size - (size_t)off) {
+        snprintf(buf, sizeof buf, "bit offset %d and precision %zu outside its %zu bytes", off,
+                 prec, size);
+        why = buf;
+    } else if (H5Tget_class(ft) == H5T_FLOAT) {
+        /* positions count from bit 0 of the element, inside the precision
+         * [off, off + prec): hdfgroup-be_data.h5's nbit float has offset 7,
+         * precision 20, sign bit 26 */
+        size_t sp = 0, ep = 0, es = 0, mp = 0, ms = 0, lo = (size_t)off, hi = lo + prec;
+        if (H5Tget_fields(ft, &sp, &ep, &es, &mp, &ms) < 0)
+            why = "its float fields cannot be read";
+        else if (sp < lo || sp >= hi)
+            snprintf(buf, sizeof buf, "sign bit %zu outside its precision, bits %zu..%zu", sp,
+                     lo, hi), why = buf;
+        else if (es == 0 || ep < lo || ep > hi || es > hi - ep)
+            snprintf(buf, sizeof buf, "exponent bits %zu..%zu outside its precision, bits "
+                     "%zu..%zu", ep, ep + es, lo, hi), why = buf;
+        else if (ms == 0 || mp < lo || mp > hi || ms > hi - mp)
+            snprintf(buf, sizeof buf, "mantissa bits %zu..%zu outside its precision, bits "
+                     "%zu..%zu", mp, mp + ms, lo, hi), why = buf;
+        else if ((sp >= ep && sp < ep + es) || (sp >= mp && sp < mp + ms) ||
+                 (ep < mp + ms && mp < ep + es))
+            why = "its sign, exponent and mantissa fields overlap";
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (!why)
+        return 0;
+    r->kind = H5P_K_ERROR;
+    snprintf(r->reason, sizeof r->reason, "damaged %s datatype: %s",
+             H5Tget_class(ft) == H5T_FLOAT ? "float" : "integer", why);
+    return 1;
+}
+
 static void int_type(hid_t ft, c_type_t *r)
 {
+    if (bad_fields(ft, r))
+        return;
     size_t size = H5Tget_size(ft), prec = H5Tget_precision(ft);
     int off = H5Tget_offset(ft);
     int sgn = H5Tget_sign(ft) == H5T_SGN_2;
@@ -96,6 +146,8 @@ static int is_layout(hid_t ft, size_t size, size_t esz, size_t msz)
 
 static void float_type(hid_t ft, c_type_t *r)
 {
+    if (bad_fields(ft, r))
+        return;
     H5T_order_t ord = H5Tget_order(ft);
     int plain = ord == H5T_ORDER_LE || ord == H5T_ORDER_BE;
     static const struct { size_t size, esz, msz; na_dtype_t dt; } ieee[] = {

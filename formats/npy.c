@@ -687,7 +687,8 @@ static void field_view(na_view_t *v, const na_npy_header_t *h, const na_npy_fiel
 
 static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
                                      const na_npy_field_t *f, const char *prefix,
-                                     const na_store_t *s, uint64_t data, na_err_t *err)
+                                     const na_store_t *s, uint64_t data, int pickled,
+                                     na_err_t *err)
 {
     char name[1024];
     snprintf(name, sizeof name, "%s%s%s", prefix, *f->name && *prefix ? "." : "", f->name);
@@ -701,7 +702,7 @@ static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
         na_npy_entry_t *e = new_entry(l, pn, err);
         if (e == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
-        e->kind = f->kind;
+        e->kind = pickled ? NA_NPY_OBJECT : f->kind;
         e->dtype = f->dtype;
         e->stored = f->stored;
         e->order = f->order;
@@ -719,7 +720,10 @@ static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
         e->bytes = n * f->esize / (uint64_t)parts;
         char why[1500];
         why[0] = '\0';
-        if (f->kind == NA_NPY_SKIP)
+        if (pickled && f->kind != NA_NPY_OBJECT)
+            snprintf(why, sizeof why, "a field of a structured array with an object field: "
+                     "np.save pickles the whole array, never unpickled, not audited");
+        else if (f->kind == NA_NPY_SKIP)
             snprintf(why, sizeof why, "dtype %s is not numeric data (string, bytes, "
                      "void or datetime)", f->descr);
         else if (f->kind == NA_NPY_OBJECT)
@@ -729,7 +733,7 @@ static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
             snprintf(why, sizeof why, "unsupported numeric dtype %s in '%s'", f->descr, pn);
         if (why[0] && (e->reason = xstrdup(why)) == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");
-        if (f->kind == NA_NPY_NUMERIC) {
+        if (e->kind == NA_NPY_NUMERIC) {
             na_status_t st = na_view_prepare(&e->view, pn, err);
             if (st != NA_OK)
                 return st;
@@ -741,8 +745,15 @@ static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
 na_status_t na_npy_add_entries(na_npy_list_t *l, const na_npy_header_t *h, const char *prefix,
                                const na_store_t *store, uint64_t data, na_err_t *err)
 {
+    /* An object field anywhere makes np.save pickle the whole array
+     * (numpy/lib/format.py, write_array: dtype.hasobject): the bytes
+     * after the header are a pickle, not records, and the numeric fields
+     * were decoded from them (sixteenth fresh-user round). */
+    int pickled = 0;
+    for (size_t i = 0; i < h->n_fields; i++)
+        pickled |= h->fields[i].kind == NA_NPY_OBJECT;
     uint64_t avail = store->size > data ? store->size - data : 0;
-    if (h->data_bytes > avail) {
+    if (!pickled && h->data_bytes > avail) {
         char sb[300];
         return na_err_set(err, NA_E_FORMAT, "data truncated: shape %s × %s needs %llu bytes, "
                           "the file has %llu",
@@ -750,7 +761,8 @@ na_status_t na_npy_add_entries(na_npy_list_t *l, const na_npy_header_t *h, const
                           (unsigned long long)h->data_bytes, (unsigned long long)avail);
     }
     for (size_t i = 0; i < h->n_fields; i++) {
-        na_status_t st = add_field_entries(l, h, &h->fields[i], prefix, store, data, err);
+        na_status_t st = add_field_entries(l, h, &h->fields[i], prefix, store, data, pickled,
+                                           err);
         if (st != NA_OK)
             return st;
     }

@@ -320,6 +320,14 @@ static na_status_t raw_layout(raw_input_t *r, const na_open_opts_t *o, uint64_t 
         if (stream == 0) /* a --shape of 0 elements says it is meant */
             return na_err_set(err, NA_E_FORMAT, "empty %s (0 bytes); give --shape with a 0 "
                               "dimension if no data is right", what);
+        /* nothing after --offset (a header whose payload was lost) is no
+         * data either: it was a [0] tensor, exit 0 (sixteenth fresh-user
+         * round); --length 0 or a --shape with a 0 says it is meant */
+        if (r->data_bytes == 0 && o->raw_length == NA_RAW_TO_EOF)
+            return na_err_set(err, NA_E_FORMAT, "no data after --offset %llu (the %s has %llu "
+                              "bytes); give --shape with a 0 dimension or --length 0 if no "
+                              "data is right", (unsigned long long)r->offset, what,
+                              (unsigned long long)stream);
         if (r->data_bytes % r->esize != 0)
             return na_err_set(err, NA_E_FORMAT,
                               "data size %llu bytes is not a multiple of the %s element size "

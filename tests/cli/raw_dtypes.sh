@@ -105,4 +105,11 @@ expect_exit 3 "$NANAUDIT" scan --dtype F32 --offset 5000 "$T/f32le.bin"
 expect_stderr_contains "--offset 5000 is past the end of the file (2400 bytes)"
 expect_exit 3 "$NANAUDIT" scan --dtype F32 --shape 1000 "$T/big1.bin.gz"
 expect_stderr_contains "shape [1000] of F32 needs 4000 bytes, but the data after offset 0 is 1200000 bytes"
+# nothing after --offset (a header whose payload was lost) is an error as
+# an empty file is (it was a [0] tensor, exit 0: sixteenth fresh-user
+# round), unless --length 0 or a --shape with a 0 says it is meant
+expect_exit 3 "$NANAUDIT" scan --dtype F32 --offset 2400 "$T/f32le.bin"
+expect_stderr_contains "no data after --offset 2400 (the file has 2400 bytes); give --shape with a 0 dimension or --length 0 if no data is right"
+expect_exit 0 "$NANAUDIT" scan --dtype F32 --offset 2400 --length 0 "$T/f32le.bin"
+expect_exit 0 "$NANAUDIT" scan --dtype F32 --offset 2400 --shape 0x4 "$T/f32le.bin"
 pass

@@ -227,8 +227,13 @@ static void size_rules(void **state)
     na_err_t e;
     assert_int_equal(na_input_open(path, &o, &in, &e), NA_OK);
     na_input_close(in);
-    /* offset == size: an empty 1-D tensor */
+    /* offset == size: no data, an error as an empty file is; with
+     * --length 0 an empty 1-D tensor */
     o = opts(NA_DT_F32, NA_LITTLE, 28, -1, NULL);
+    expect_open_error(path, &o, NA_E_FORMAT,
+                      "no data after --offset 28 (the file has 28 bytes); give --shape with a "
+                      "0 dimension or --length 0 if no data is right");
+    o.raw_length = 0;
     assert_int_equal(na_input_open(path, &o, &in, &e), NA_OK);
     na_tensor_t t;
     assert_int_equal(na_input_tensor(in, 0, &t, &e), NA_OK);

@@ -35,7 +35,7 @@
 
 #include <inttypes.h> /* PRId64 */
 #include <stdio.h>    /* snprintf */
-#include <stdlib.h>   /* calloc, realloc, free */
+#include <stdlib.h>   /* calloc, realloc, free, strtod */
 #include <string.h>   /* memcpy, memcmp, strcmp, strlen */
 
 #define PK_MAX_DEPTH 200
@@ -825,6 +825,20 @@ static na_status_t step(pk_t *p, int *stop)
 
 /* ---- flattening ------------------------------------------------------------ */
 
+/* The fewest digits (15 to 17) that read back as v, as Python's repr
+ * does: 0.1, not %.17g's 0.10000000000000001 (sixteenth fresh-user
+ * round). */
+static int short_digits(double v)
+{
+    char t[40];
+    for (int p = 15; p < 17; p++) {
+        snprintf(t, sizeof t, "%.*g", p, v);
+        if (strtod(t, NULL) == v)
+            return p;
+    }
+    return 17;
+}
+
 static size_t repr(const obj_t *o, char *buf, size_t cap, int depth)
 {
     size_t w = 0;
@@ -834,7 +848,7 @@ static size_t repr(const obj_t *o, char *buf, size_t cap, int depth)
     case O_BOOL: PUT("%s", o->i ? "True" : "False"); break;
     case O_INT: PUT("%" PRId64, o->i); break;
     case O_BIGINT: PUT("%s", o->s); break;
-    case O_FLOAT: PUT("%.17g", o->f); break;
+    case O_FLOAT: PUT("%.*g", short_digits(o->f), o->f); break;
     case O_STR: PUT("'%.*s'", (int)(o->slen > 200 ? 200 : o->slen), o->s); break;
     case O_BYTES: PUT("<%zu bytes>", o->slen); break;
     case O_GLOBAL: PUT("torch.%s", o->dname ? o->dname : "?"); break;

@@ -248,6 +248,22 @@ static void empty_setitems(void **state)
     assert_string_equal(e.msg, "pickle: SETITEM(S) without a dict below (opcode at byte 3)");
 }
 
+/* Floats in metadata with the fewest digits that read back (Python's
+ * repr): lr = 0.1 was 0.10000000000000001 (sixteenth fresh-user round). */
+static void float_repr(void **state)
+{
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(PK("\x80\x02}(X\x02\x00\x00\x00lrG\x3f\xb9\x99\x99\x99\x99\x99\x9a"
+                             "X\x01\x00\x00\x00xG\x3f\xd5\x55\x55\x55\x55\x55\x55u."),
+                          &r, &e),
+                     NA_OK);
+    assert_int_equal(r.n_meta, 2);
+    assert_string_equal(r.meta[1], "0.1");
+    assert_string_equal(r.meta[3], "0.3333333333333333");
+    na_pickle_result_free(&r);
+}
+
 /* The legacy format's first pickle: the magic number as a 10-byte LONG1. */
 static void magic_number(void **state)
 {
@@ -276,6 +292,7 @@ int main(void)
         cmocka_unit_test(hostile_structures), cmocka_unit_test(exponential_sharing),
         cmocka_unit_test(magic_number), cmocka_unit_test(hidden_tensors),
         cmocka_unit_test(shared_lists), cmocka_unit_test(empty_setitems),
+        cmocka_unit_test(float_repr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -548,9 +548,11 @@ na_status_t na_npy_parse_header(const uint8_t *buf, size_t n, na_npy_header_t *h
                                 na_err_t *err)
 {
     memset(h, 0, sizeof *h);
-    if (n < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
+    if (n < 6 || memcmp(buf, "\x93NUMPY", 6) != 0)
         return na_err_set(err, NA_E_FORMAT,
                           "not a .npy file (it does not start with 0x93 'NUMPY')");
+    if (n < 10) /* the magic, then less than a version and a length */
+        return na_err_set(err, NA_E_FORMAT, "truncated .npy header (%zu bytes)", n);
     h->major = buf[6];
     h->minor = buf[7];
     if (h->major < 1 || h->major > 3)

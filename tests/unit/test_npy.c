@@ -124,7 +124,14 @@ static void header_errors(void **state)
     uint8_t b[16] = "\x93NUMPY\x01\x00";
     na_npy_header_t h;
     na_err_t e;
+    /* the magic and then too little: truncated, not "not a .npy file"
+     * (sixteenth fresh-user round) */
     assert_int_equal(na_npy_parse_header(b, 7, &h, &e), NA_E_FORMAT);
+    assert_string_equal(e.msg, "truncated .npy header (7 bytes)");
+    assert_int_equal(na_npy_parse_header(b, 6, &h, &e), NA_E_FORMAT);
+    assert_string_equal(e.msg, "truncated .npy header (6 bytes)");
+    assert_int_equal(na_npy_parse_header((const uint8_t *)"\x93NUMPX\x01\x00\x10\x00", 10, &h, &e),
+                     NA_E_FORMAT);
     assert_string_equal(e.msg, "not a .npy file (it does not start with 0x93 'NUMPY')");
 }
 

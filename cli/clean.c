@@ -22,6 +22,7 @@
 #include "write.h"
 
 #include <errno.h>    /* errno */
+#include <stdarg.h>   /* va_list */
 #include <fcntl.h>    /* open, O_DIRECTORY */
 #include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* fabs */
@@ -818,6 +819,21 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
  * bounded by the rows, so it ends. 0 or an exit code (2 for a bad
  * group). */
 #define JOIN_ROUNDS 8
+/* A --together group that cannot be used: its line on stderr, and the
+ * same text as the report's "refused:" line, so that the report, printed
+ * after the fit, does not end without one (sixteenth fresh-user round).
+ * Returns 2. */
+static int refuse_together(crun_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse_together(crun_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->r.refused, sizeof c->r.refused, fmt, ap);
+    va_end(ap);
+    cli_error(c->r.input, "%s", c->r.refused);
+    return 2;
+}
+
 static int join_groups(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
@@ -838,9 +854,8 @@ static int join_groups(crun_t *c)
             for (size_t i = 0; i < c->r.n && !hit; i++)
                 hit = cli_name_match(c->in, i, c->r.e[i].name, el);
             if (!hit) {
-                cli_error(c->r.input, "--together: '%s' matches no tensor%s", el,
+                return refuse_together(c, "--together: '%s' matches no tensor%s", el,
                           unmatched_hint(c->in, c->r.e, c->r.n, el));
-                return 2;
             }
             p += L + (p[L] == ',');
         }
@@ -850,26 +865,23 @@ static int join_groups(crun_t *c)
             if (!together_match(c->in, i, spec, e->name))
                 continue;
             if (c->group[i]) {
-                cli_error(c->r.input, "--together: '%s' is in two groups ('%s' and '%s')",
+                return refuse_together(c, "--together: '%s' is in two groups ('%s' and '%s')",
                           e->name, co->together[c->group[i] - 1], spec);
-                return 2;
             }
             if (!e->cleaned && !e->rowfollow && e->ndim == 0) {
-                cli_error(c->r.input, "--together: '%s' is a scalar (%s): it has no sample axis "
+                return refuse_together(c, "--together: '%s' is a scalar (%s): it has no sample axis "
                           "to lose samples from", e->name, e->reason);
-                return 2;
             }
             if (!e->cleaned && !e->rowfollow) {
-                cli_error(c->r.input, "--together: '%s' is not cleaned (%s), so it cannot lose "
+                return refuse_together(c, "--together: '%s' is not cleaned (%s), so it cannot lose "
                           "samples with its partners", e->name, e->reason);
-                return 2;
             }
             if (first != SIZE_MAX && e->ct.rows != c->r.e[first].ct.rows) {
-                cli_error(c->r.input, "--together: '%s' has %llu samples and '%s' %llu; "
-                          "grouped tensors must share the sample axis", c->r.e[first].name,
-                          (unsigned long long)c->r.e[first].ct.rows, e->name,
-                          (unsigned long long)e->ct.rows);
-                return 2;
+                return refuse_together(c, "--together: '%s' has %llu samples and '%s' %llu; "
+                                       "grouped tensors must share the sample axis",
+                                       c->r.e[first].name,
+                                       (unsigned long long)c->r.e[first].ct.rows, e->name,
+                                       (unsigned long long)e->ct.rows);
             }
             if (first == SIZE_MAX)
                 first = i;
@@ -877,9 +889,9 @@ static int join_groups(crun_t *c)
             count++;
         }
         if (count < 2) {
-            cli_error(c->r.input, "--together '%s' names one tensor ('%s'); give the tensors "
-                      "that share its sample axis", spec, c->r.e[first].name);
-            return 2;
+            return refuse_together(c, "--together '%s' names one tensor ('%s'); give the "
+                                   "tensors that share its sample axis", spec,
+                                   c->r.e[first].name);
         }
         uint64_t rows = c->r.e[first].ct.rows;
         uint8_t *u = calloc(rows ? (size_t)rows : 1, 1);

@@ -121,8 +121,12 @@ expect_exit 2 "$N" clean xy.safetensors --samples --together x,nosuch -o o.st
 expect_stderr_contains "xy.safetensors: --together: 'nosuch' matches no tensor"
 expect_exit 2 "$N" clean xy.safetensors --samples --together x -o o.st
 expect_stderr_contains "--together 'x' names one tensor ('x'); give the tensors that share its sample axis"
+# the report, printed after the fit, ends with the refusal (sixteenth
+# fresh-user round: no closing line, a log reader saw a full report)
+expect_stdout_contains "refused: --together 'x' names one tensor ('x'); give the tensors that share its sample axis; nothing written"
 expect_exit 2 "$N" clean xyw.safetensors --samples --together x,w -o o.st
 expect_stderr_contains "--together: 'w' has 50 samples and 'x' 200; grouped tensors must share the sample axis"
+expect_stdout_contains "refused: --together: 'w' has 50 samples and 'x' 200; grouped tensors must share the sample axis; nothing written"
 expect_exit 2 "$N" clean xy.safetensors --samples --together x,y --together 'y*' -o o.st
 expect_stderr_contains "--together: 'y' is in two groups ('x,y' and 'y*')"
 expect_exit 2 "$N" clean xy.safetensors --together x,y --nonfinite zero -o o.st

@@ -1170,7 +1170,11 @@ static void visit_link(child_t *c, hid_t g, const char *name, const char *path, 
                 snprintf(val, sizeof val, "?");
             val[sizeof val - 1] = '\0';
             H5Eclear2(H5E_DEFAULT);
-            c_note(c, "%s: dangling soft link to %s", path, val);
+            /* libhdf5 stops a chain of soft links after 16 hops (H5L_NUM_LINKS):
+             * a cycle, not a missing target (seventeenth fresh-user round) */
+            c_note(c, "%s: %s soft link to %s", path,
+                   strstr(cause, "too many links") ? "cyclic (or more than 16 deep)" : "dangling",
+                   val);
         } else {
             char why[300];
             snprintf(why, sizeof why, "object header cannot be read: %s", cause);

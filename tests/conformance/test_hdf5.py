@@ -187,12 +187,15 @@ def part1(tmp):
         f["a/hard"] = f["a/z"]            # second hard link: audited once
         f["a/soft"] = h5py.SoftLink("/a/b/m")
         f["a/dangling"] = h5py.SoftLink("/nowhere")
+        f["a/l1"] = h5py.SoftLink("/a/l2")  # a cycle, not dangling (17th fresh-user round)
+        f["a/l2"] = h5py.SoftLink("/a/l1")
         f["a/ext"] = h5py.ExternalLink("other.h5", "/x")
         f.create_dataset("text", data=np.array([b"ab", b"cd"]))
     doc = check_file(p, 0, skipped={"/text": "string"},
                      names=["/a/b/c/deep", "/a/b/m", "/a/hard", "/text"])
     notes = " | ".join(doc["files"][0].get("notes") or [])
     for want in ("/a/dangling: dangling soft link to /nowhere",
+                 "/a/l1: cyclic (or more than 16 deep) soft link to /a/l2",
                  "/a/ext: external link to other.h5:/x, not followed"):
         if want not in notes:
             raise Mismatch(f"{p}: notes lack {want!r}: {notes}")

@@ -855,7 +855,7 @@ static int join_groups(crun_t *c)
                 hit = cli_name_match(c->in, i, c->r.e[i].name, el);
             if (!hit) {
                 return refuse_together(c, "--together: '%s' matches no tensor%s", el,
-                          unmatched_hint(c->in, c->r.e, c->r.n, el));
+                                       unmatched_hint(c->in, c->r.e, c->r.n, el));
             }
             p += L + (p[L] == ',');
         }
@@ -866,15 +866,15 @@ static int join_groups(crun_t *c)
                 continue;
             if (c->group[i]) {
                 return refuse_together(c, "--together: '%s' is in two groups ('%s' and '%s')",
-                          e->name, co->together[c->group[i] - 1], spec);
+                                       e->name, co->together[c->group[i] - 1], spec);
             }
             if (!e->cleaned && !e->rowfollow && e->ndim == 0) {
-                return refuse_together(c, "--together: '%s' is a scalar (%s): it has no sample axis "
-                          "to lose samples from", e->name, e->reason);
+                return refuse_together(c, "--together: '%s' is a scalar (%s): it has no "
+                                       "sample axis to lose samples from", e->name, e->reason);
             }
             if (!e->cleaned && !e->rowfollow) {
-                return refuse_together(c, "--together: '%s' is not cleaned (%s), so it cannot lose "
-                          "samples with its partners", e->name, e->reason);
+                return refuse_together(c, "--together: '%s' is not cleaned (%s), so it cannot "
+                                       "lose samples with its partners", e->name, e->reason);
             }
             if (first != SIZE_MAX && e->ct.rows != c->r.e[first].ct.rows) {
                 return refuse_together(c, "--together: '%s' has %llu samples and '%s' %llu; "

@@ -75,7 +75,7 @@
 #include <stdio.h>      /* snprintf */
 #include <stdlib.h>     /* malloc, free */
 #include <string.h>     /* strcmp, strlen */
-#include <sys/prctl.h> /* prctl, PR_SET_PDEATHSIG (a test fault) */
+#include <sys/prctl.h>  /* prctl, PR_SET_PDEATHSIG (a test fault) */
 #include <unistd.h>     /* _exit, pread, pwrite, sleep */
 
 #if NA_HAVE_HDF5
@@ -119,9 +119,9 @@ typedef struct wctx {
     size_t map_cap, map_n;  /* input object address -> output path */
     haddr_t *map_k;
     char **map_v;
-    size_t n_pend;          /* committed datatypes copied to a temporary
-                             * link at the root (committed_copy) */
-    haddr_t *pend;          /* their input addresses, 0 once moved */
+    size_t n_pend;          /* committed datatypes at a temporary link at
+                             * the root (type_copy), not moved yet */
+    haddr_t *pend;          /* their input addresses (take_pending) */
     size_t n_fix, cap_fix;  /* objects whose references need new values */
     struct wfix *fix;
     int check;              /* no output file: structure only (see above) */

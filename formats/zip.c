@@ -53,10 +53,20 @@ typedef struct zdirect {    /* a zip64 member minizip 1.1 misreads */
                              * then (a local header is at least 30 bytes) */
 } zdirect_t;
 
+/* minizip reads the central directory a few bytes at a time: one pread
+ * per field was ~450 system calls per member (info of a 40000-member .npz
+ * took 14.5 s, sixteenth fresh-user round). Reads smaller than ZIO_SMALL
+ * are served from a ZIO_CACHE-byte block read at once. */
+#define ZIO_CACHE ((size_t)64 << 10)
+#define ZIO_SMALL ((size_t)4 << 10)
+
 typedef struct zio {        /* minizip's stream: our descriptor + position */
     int fd;
     uint64_t size, pos;
     int error;
+    uint8_t *cache;         /* ZIO_CACHE bytes, or NULL (no caching) */
+    uint64_t cache_off;     /* file offset of cache[0] */
+    size_t cache_len;       /* bytes valid in cache */
 } zio_t;
 
 struct na_zip {
@@ -104,7 +114,24 @@ static size_t zio_pread(zio_t *z, uint64_t off, void *buf, size_t len)
 static uLong ZCALLBACK zio_read(voidpf opaque, voidpf stream, void *buf, uLong size)
 {
     zio_t *z = stream;
-    size_t done = zio_pread(z, z->pos, buf, size);
+    size_t done = 0;
+    if (size < ZIO_SMALL && z->cache != NULL) {
+        while (done < size) {
+            if (z->pos < z->cache_off || z->pos >= z->cache_off + z->cache_len) {
+                z->cache_off = z->pos;
+                z->cache_len = zio_pread(z, z->pos, z->cache, ZIO_CACHE);
+                if (z->cache_len == 0)
+                    break; /* the end of the file, or an error (z->error) */
+            }
+            size_t at = (size_t)(z->pos - z->cache_off), k = z->cache_len - at;
+            k = k < size - done ? k : size - done;
+            memcpy((uint8_t *)buf + done, z->cache + at, k);
+            done += k;
+            z->pos += k;
+        }
+        return done;
+    }
+    done = zio_pread(z, z->pos, buf, size);
     z->pos += done;
     return done;
 }
@@ -488,7 +515,7 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
         close(fd);
         return na_err_set(err, NA_E_NOMEM, "out of memory");
     }
-    z->io = (zio_t){fd, size, 0, 0};
+    z->io = (zio_t){fd, size, 0, 0, malloc(ZIO_CACHE), 0, 0}; /* NULL: reads uncached */
     z->open_member = SIZE_MAX;
     *out = z;
     zlib_filefunc64_def ff = {zio_open, zio_read, zio_write, zio_tell, zio_seek,
@@ -919,6 +946,7 @@ void na_zip_close(na_zip_t *z)
         inflateEnd(&z->inf->s);
     free(z->inf);
     free(z->skip);
+    free(z->io.cache);
     close(z->io.fd);
     free(z);
 }

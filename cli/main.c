@@ -68,8 +68,7 @@ static int guard_std_fds(void)
 int main(int argc, char **argv)
 {
     cli_sigbus_install();
-    int out_closed = guard_std_fds();
-    cli_stdout_closed = out_closed;
+    cli_stdout_closed = guard_std_fds();
     int rc = dispatch(argc, argv);
     /* A failed write to stdout (a full disk, a closed pipe or descriptor)
      * is exit 4. */

@@ -1517,10 +1517,6 @@ static void slot_offset(const c_ent_t *e, const uint64_t *gd, uint64_t k, hsize_
     }
 }
 
-/* Chunks one H5Dread may meet: libhdf5 keeps a record of some KiB for
- * every chunk a read meets (c_read_range, vl_rows_cap). */
-#define RANGE_CHUNKS 8192u
-
 static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
                            size_t cap)
 {
@@ -1535,13 +1531,11 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char
             h5_cause(cause, cap);
         return r0;
     }
-    /* libhdf5 keeps a record of some KiB for every chunk one H5Dread
-     * meets: a window of 16M one-element chunks took 12 GB. Tiny chunks
-     * are read at most RANGE_CHUNKS chunks' elements at a time. */
+    /* tiny chunks: at most NA_H5_RANGE_CHUNKS chunks' elements at a time */
     uint64_t ce = 1, gd[NA_MAX_NDIM];
     if (e->chunked)
         chunk_grid(e, gd, &ce);
-    uint64_t step = e->chunked && ce <= n / RANGE_CHUNKS ? ce * RANGE_CHUNKS : n;
+    uint64_t step = e->chunked && ce <= n / NA_H5_RANGE_CHUNKS ? ce * NA_H5_RANGE_CHUNKS : n;
     herr_t r = 0;
     for (uint64_t a = lo; a < lo + n && r >= 0; a += step) {
         uint64_t m = lo + n - a < step ? lo + n - a : step;
@@ -1583,17 +1577,12 @@ typedef struct vl_mem {
 } vl_mem_t;
 
 /* Rows of sequences one H5Dread may take: VL_BATCH_ROWS, fewer when they
- * would meet more than RANGE_CHUNKS chunks (200000 sequences in (1,)
- * chunks took 470 MB, 6.5 KiB per chunk of a 65536-row batch). */
+ * would meet more than NA_H5_RANGE_CHUNKS chunks (200000 sequences in
+ * (1,) chunks took 470 MB, 6.5 KiB per chunk of a 65536-row batch). */
 static uint64_t vl_rows_cap(const c_ent_t *e)
 {
-    if (!e->chunked || e->ndim < 1)
-        return VL_BATCH_ROWS;
-    uint64_t ce, gd[NA_MAX_NDIM], across = 1;
-    chunk_grid(e, gd, &ce);
-    for (int d = 1; d < e->ndim; d++)
-        across = gd[d] && across <= UINT64_MAX / gd[d] ? across * gd[d] : across;
-    uint64_t cap = e->chunk[0] * (across < RANGE_CHUNKS ? RANGE_CHUNKS / across : 1);
+    uint64_t cap = e->chunked && e->ndim >= 1 ? na_h5c_range_rows(e->ndim, e->shape, e->chunk)
+                                              : VL_BATCH_ROWS;
     return cap < VL_BATCH_ROWS ? cap : VL_BATCH_ROWS;
 }
 
@@ -2611,7 +2600,7 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, i
     c_fault("open");
     /* The catalog reads object headers only: a damaged message size makes
      * libhdf5 allocate and clear up to 4 GiB per message (3.4 GB for the
-     * 22 KB tests/data/hdf5/h5py_broken_fill_compound.h5), so the
+     * 3.5 KB tests/data/hdf5/h5py_broken_fill_compound.h5), so the
      * address space may grow by VL_AS_ROOM at most until it is sent. */
     vl_cap_t cat_cap;
     vl_cap_on(&cat_cap);
@@ -2681,6 +2670,16 @@ void na_h5c_row_parts(int ndim, const uint64_t *shape, uint64_t a, uint64_t n,
                       uint64_t part[3][2])
 {
     row_parts(ndim, shape, a, n, part);
+}
+
+uint64_t na_h5c_range_rows(int ndim, const uint64_t *shape, const uint64_t *chunk)
+{
+    uint64_t across = 1; /* chunks of one row of chunks */
+    for (int d = 1; d < ndim; d++) {
+        uint64_t g = chunk[d] && shape[d] ? (shape[d] - 1) / chunk[d] + 1 : 1;
+        across = across <= UINT64_MAX / g ? across * g : UINT64_MAX;
+    }
+    return chunk[0] * (across < NA_H5_RANGE_CHUNKS ? NA_H5_RANGE_CHUNKS / across : 1);
 }
 
 void na_h5c_cause(char *buf, size_t cap) { h5_cause(buf, cap); }

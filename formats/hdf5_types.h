@@ -47,6 +47,14 @@ hid_t na_h5c_range_space(int ndim, const uint64_t *shape, uint64_t a, uint64_t n
  * for the whole rows). */
 void na_h5c_row_parts(int ndim, const uint64_t *shape, uint64_t a, uint64_t n,
                       uint64_t part[3][2]);
+/* Chunks one H5Dread or H5Dwrite may meet: libhdf5 keeps a record of
+ * some KiB for every chunk a selection meets (a window of one-element
+ * chunks took 12 GB), so tiny chunks are read and written at most this
+ * many at a time. */
+#define NA_H5_RANGE_CHUNKS 8192u
+/* Rows of a chunked dataset (chunk shape chunk[0..ndim), ndim >= 1) that
+ * meet at most NA_H5_RANGE_CHUNKS chunks: whole chunk rows, at least one. */
+uint64_t na_h5c_range_rows(int ndim, const uint64_t *shape, const uint64_t *chunk);
 void na_h5c_cause(char *buf, size_t cap);
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf);
 /* 1 when a filter of dcpl's pipeline is missing from this libhdf5, with

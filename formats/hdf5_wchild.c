@@ -199,39 +199,22 @@ static void w_close(const hid_t *ids, size_t n)
 
 /* ---- object address -> output path (hard links to one object) ---- */
 
+/* The slot of address a in the open-addressed table (k, v, cap: a power
+ * of two, not full): the one holding a, or the empty one where it goes. */
+static size_t map_slot(const haddr_t *k, char *const *v, size_t cap, haddr_t a)
+{
+    size_t h = (size_t)(a * 0x9E3779B97F4A7C15ull) & (cap - 1);
+    while (v[h] != NULL && k[h] != a)
+        h = (h + 1) & (cap - 1);
+    return h;
+}
+
 static const char *map_get(const wctx_t *c, haddr_t a)
 {
-    for (size_t h = (size_t)(a * 0x9E3779B97F4A7C15ull) & (c->map_cap - 1); c->map_cap;
-         h = (h + 1) & (c->map_cap - 1)) {
-        if (c->map_v[h] == NULL)
-            return NULL;
-        if (c->map_k[h] == a)
-            return c->map_v[h];
-    }
-    return NULL;
+    return c->map_cap ? c->map_v[map_slot(c->map_k, c->map_v, c->map_cap, a)] : NULL;
 }
 
-static void map_put(wctx_t *c, haddr_t a, const char *path);
-
-/* Point a's entry at path (map_put when a has none). */
-static void map_set(wctx_t *c, haddr_t a, const char *path)
-{
-    for (size_t h = (size_t)(a * 0x9E3779B97F4A7C15ull) & (c->map_cap - 1); c->map_cap;
-         h = (h + 1) & (c->map_cap - 1)) {
-        if (c->map_v[h] == NULL)
-            break;
-        if (c->map_k[h] == a) {
-            char *v = strdup(path);
-            if (!v)
-                w_die();
-            free(c->map_v[h]);
-            c->map_v[h] = v;
-            return;
-        }
-    }
-    map_put(c, a, path);
-}
-
+/* Point a's entry at path (a new entry, or a type_copy link moved). */
 static void map_put(wctx_t *c, haddr_t a, const char *path)
 {
     if (2 * (c->map_n + 1) > c->map_cap) {
@@ -243,28 +226,25 @@ static void map_put(wctx_t *c, haddr_t a, const char *path)
         if (!c->map_k || !c->map_v)
             w_die();
         c->map_cap = nc;
-        c->map_n = 0;
         for (size_t i = 0; i < oc; i++) { /* the strings move over */
-            if (!ov[i])
-                continue;
-            size_t h = (size_t)(ok[i] * 0x9E3779B97F4A7C15ull) & (nc - 1);
-            while (c->map_v[h])
-                h = (h + 1) & (nc - 1);
-            c->map_k[h] = ok[i];
-            c->map_v[h] = ov[i];
-            c->map_n++;
+            if (ov[i]) {
+                size_t h = map_slot(c->map_k, c->map_v, nc, ok[i]);
+                c->map_k[h] = ok[i];
+                c->map_v[h] = ov[i];
+            }
         }
         free(ok);
         free(ov);
     }
-    size_t h = (size_t)(a * 0x9E3779B97F4A7C15ull) & (c->map_cap - 1);
-    while (c->map_v[h])
-        h = (h + 1) & (c->map_cap - 1);
-    c->map_k[h] = a;
-    c->map_v[h] = strdup(path);
-    if (!c->map_v[h])
+    size_t h = map_slot(c->map_k, c->map_v, c->map_cap, a);
+    char *v = strdup(path);
+    if (!v)
         w_die();
-    c->map_n++;
+    if (c->map_v[h] == NULL)
+        c->map_n++;
+    free(c->map_v[h]);
+    c->map_k[h] = a;
+    c->map_v[h] = v;
 }
 
 /* ---- object references ------------------------------------------------ */
@@ -1423,13 +1403,6 @@ static herr_t copy_rows(hid_t src, hid_t dst, hid_t ty, int nd, const hsize_t *d
  * compound of some of its members (HDF5 matches members by name, so the
  * other members of out are left alone). Windows of at most W_ROWS_BYTES
  * (copy_rows); a row wider is copied alone, up to 1 GiB. 0 or -1. */
-/* Chunks one H5Dwrite may meet. libhdf5 keeps a record of some KiB for
- * every chunk a write's selection meets: a 32 MiB window of (1, 8) F32
- * chunks took 6.5 KiB per chunk, 1.3 GB for 200000 chunks (fifteenth
- * fresh-user round), as the reader's tiny chunks did (hdf5_child.c,
- * RANGE_CHUNKS). */
-#define W_RANGE_CHUNKS 8192u
-
 #define W_ROWS_BYTES ((size_t)8 << 20)
 static int rows_copy(wctx_t *c, hid_t src, hid_t out, hid_t ty, int nd, const hsize_t *dims,
                      const hsize_t *odims, hsize_t rows, const uint8_t *drop, const char *path)
@@ -1448,17 +1421,19 @@ static int rows_copy(wctx_t *c, hid_t src, hid_t out, hid_t ty, int nd, const hs
         return 0; /* no data in a check */
     hsize_t per = rowb ? (hsize_t)(W_ROWS_BYTES / rowb) : 1;
     per = per ? per : 1;
-    /* and at most W_RANGE_CHUNKS of the input's chunks (the output's are
-     * the same or shorter): one-row chunks of strings took 1.3 GB for
-     * 200000 rows */
+    /* and at most NA_H5_RANGE_CHUNKS of the input's chunks (the output's
+     * are the same or shorter): one-row chunks of strings took 1.3 GB for
+     * 200000 rows (fifteenth fresh-user round) */
     hid_t dcpl = H5Dget_create_plist(src);
     hsize_t ck[H5S_MAX_RANK];
     if (nd > 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
         H5Pget_chunk(dcpl, H5S_MAX_RANK, ck) == nd && ck[0] > 0) {
-        uint64_t across = 1; /* chunks of one row of chunks */
-        for (int d = 1; d < nd; d++)
-            across *= ck[d] ? (dims[d] + ck[d] - 1) / ck[d] : 1;
-        uint64_t cap = ck[0] * (across < W_RANGE_CHUNKS ? W_RANGE_CHUNKS / across : 1);
+        uint64_t sh[H5S_MAX_RANK], ch[H5S_MAX_RANK];
+        for (int d = 0; d < nd; d++) {
+            sh[d] = dims[d];
+            ch[d] = ck[d];
+        }
+        uint64_t cap = na_h5c_range_rows(nd, sh, ch);
         per = per < cap ? per : cap;
     }
     W_CLOSE(dcpl);
@@ -1629,7 +1604,7 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
     if (first && take_pending(c, oi.addr)) { /* type_copy's: to its place */
         if (H5Lmove(c->out, first, lw->dst, name, lcpl, H5P_DEFAULT) < 0)
             return w_h5err(c, "cannot move the named datatype", path);
-        map_set(c, oi.addr, path);
+        map_put(c, oi.addr, path);
         return 0;
     }
     if (first) /* a second hard link: to the copy */
@@ -1834,7 +1809,8 @@ static herr_t write_part(const wtgt_t *t, uint64_t a, uint64_t n, const uint8_t 
 /* H5Dwrite of dataset elements [a, a+n) from buf, whose partial rows
  * and whole rows are written apart (na_h5c_row_parts: write_sparse cuts
  * at chunk boundaries, which for (15625, 1) chunks are not rows), at
- * most W_RANGE_CHUNKS chunks' elements at a time. */
+ * most NA_H5_RANGE_CHUNKS chunks' elements at a time (a 32 MiB window of
+ * (1, 8) F32 chunks took 1.3 GB; fifteenth fresh-user round). */
 static herr_t write_range(wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
 {
     if (t->ck_elems == 0) { /* elements per chunk; UINT64_MAX: not chunked */
@@ -1850,7 +1826,8 @@ static herr_t write_range(wtgt_t *t, uint64_t a, uint64_t n, const uint8_t *buf)
             H5Pclose(dcpl);
         H5Eclear2(H5E_DEFAULT);
     }
-    uint64_t step = t->ck_elems <= n / W_RANGE_CHUNKS ? t->ck_elems * W_RANGE_CHUNKS : n;
+    uint64_t step =
+        t->ck_elems <= n / NA_H5_RANGE_CHUNKS ? t->ck_elems * NA_H5_RANGE_CHUNKS : n;
     herr_t r = 0;
     for (uint64_t s = a; s < a + n && r >= 0; s += step) {
         uint64_t m = a + n - s < step ? a + n - s : step, part[3][2];

@@ -16,34 +16,37 @@
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* strlen, memcpy */
 
-/* A JSON string for arbitrary bytes. jansson refuses invalid UTF-8, and a
- * path or name from a file may hold any bytes: those go through
- * na_escape_text, which turns invalid sequences into \xHH (na_json_form,
- * which the baseline applies to the names it compares too). */
-char *na_json_form(const char *s)
+/* 1 when s is well-formed UTF-8 (escape.c's rules), which jansson takes. */
+static int utf8_ok(const char *s, size_t n)
 {
-    size_t n = strlen(s), i = 0, len;
+    size_t i = 0, len;
     while (i < n && (len = na_utf8_seq_len(s + i, n - i)) > 0)
         i += len;
-    if (i == n) {
-        char *c = malloc(n + 1);
-        if (c)
-            memcpy(c, s, n + 1);
-        return c;
-    }
-    char probe[1];
-    size_t need = na_escape_text(s, probe, sizeof probe) + 1;
-    char *buf = malloc(need);
-    if (buf)
-        na_escape_text(s, buf, need);
-    return buf;
+    return i == n;
 }
 
+char *na_json_form(const char *s)
+{
+    size_t n = strlen(s);
+    if (!utf8_ok(s, n))
+        return na_escape_text_dup(s);
+    char *c = malloc(n + 1);
+    if (c)
+        memcpy(c, s, n + 1);
+    return c;
+}
+
+/* A JSON string for arbitrary bytes. jansson refuses invalid UTF-8, and a
+ * path or name from a file may hold any bytes: those go through
+ * na_escape_text, which turns invalid sequences into \xHH, the form
+ * na_json_form gives the baseline for the names it compares. */
 json_t *na_json_text(const char *s)
 {
     if (!s)
         return json_null();
-    char *f = na_json_form(s);
+    if (utf8_ok(s, strlen(s))) /* the common case: no copy */
+        return json_string(s);
+    char *f = na_escape_text_dup(s);
     json_t *j = f ? json_string(f) : NULL;
     free(f);
     return j;

@@ -152,6 +152,17 @@ static const char tensor_expr[] =
     "X\x03\x00\x00\x00" "cpuK\x0ctQK\x02K\x02K\x03\x86K\x01K\x02\x86\x89"
     "ccollections\nOrderedDict\n)RtR";
 
+/* pre, tensor_expr, post into b; their length */
+static size_t with_tensor(uint8_t *b, const char *pre, size_t npre, const char *post,
+                          size_t npost)
+{
+    size_t te = sizeof tensor_expr - 1;
+    memcpy(b, pre, npre);
+    memcpy(b + npre, tensor_expr, te);
+    memcpy(b + npre + te, post, npost);
+    return npre + te + npost;
+}
+
 /* Tensors nowhere the flattening goes were dropped unaudited, and the scan
  * passed (fifteenth fresh-user round): one inside lists nested 300 deep
  * was a metadata note (only 201 deep was refused), one used as a dict key
@@ -177,24 +188,13 @@ static void hidden_tensors(void **state)
                         62);
     na_pickle_result_free(&r);
     /* {T: 'w'} and {'a': {('k', T): 1}} */
-    n = 0;
-    memcpy(b + n, "\x80\x02}", 3);
-    n += 3;
-    memcpy(b + n, tensor_expr, te);
-    n += te;
-    memcpy(b + n, "X\x01\x00\x00\x00ws.", 8);
-    n += 8;
+    n = with_tensor(b, PKS("\x80\x02}"), PKS("X\x01\x00\x00\x00ws."));
     assert_int_equal(load(b, n, &r, &e), NA_E_UNSUPPORTED);
     assert_string_equal(e.msg, "pickle: a dict key at '(root)' holds a tensor or a dict, "
                                "which cannot be audited there");
     na_pickle_result_free(&r);
-    n = 0;
-    memcpy(b + n, "\x80\x02}X\x01\x00\x00\x00" "a}X\x01\x00\x00\x00k", 16);
-    n += 16;
-    memcpy(b + n, tensor_expr, te);
-    n += te;
-    memcpy(b + n, "\x86K\x01ss.", 6);
-    n += 6;
+    n = with_tensor(b, PKS("\x80\x02}X\x01\x00\x00\x00" "a}X\x01\x00\x00\x00k"),
+                    PKS("\x86K\x01ss."));
     assert_int_equal(load(b, n, &r, &e), NA_E_UNSUPPORTED);
     assert_string_equal(e.msg, "pickle: a dict key at 'a' holds a tensor or a dict, "
                                "which cannot be audited there");

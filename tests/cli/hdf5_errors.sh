@@ -166,4 +166,53 @@ for c in "f_exp:float datatype: exponent bits 32..40 outside its precision, bits
     expect_exit 3 "$NANAUDIT" scan "$T/${c%%:*}.h5"
     assert_eq "$(cat "$T/stderr")" "nanaudit: $T/${c%%:*}.h5: /x: damaged ${c#*:}" "${c%%:*}"
 done
+
+# a damaged datatype size (an I32 of 0xFF000004 bytes, a compound of
+# 0xFF000008): libhdf5 allocated one element, 4.2 GB and 12 s, before it
+# said "addr overflow" (seventeenth fresh-user round). More than 16 MiB per
+# element is an error of its own now, found before any read; clean
+# --exclude still copies the dataset unchanged.
+"$NA_PYTHON" - "$T" <<'PY' || fail "making damaged sizes"
+import sys, h5py, numpy as np
+def mk(name, pat, size, data):
+    path = f"{sys.argv[1]}/{name}.h5"
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("x", data=data)
+        f.create_dataset("y", data=np.array([1.0, np.nan]))
+    b = bytearray(open(path, "rb").read())
+    assert b.count(pat) == 1, name
+    i = b.find(pat) + 4
+    b[i:i + 4] = size.to_bytes(4, "little")
+    open(path, "wb").write(b)
+mk("wide_i4", bytes([0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 0x20, 0]), 0xFF000004,
+   np.arange(1000, dtype="<i4"))
+mk("wide_cmp", bytes([0x16, 2, 0, 0, 8, 0, 0, 0]), 0xFF000008,
+   np.zeros(100, [("a", "<f4"), ("b", "<f4")]))
+PY
+for c in wide_i4:4278190084 wide_cmp:4278190088; do
+    f="$T/${c%%:*}.h5"
+    "$NA_PYTHON" - "$NANAUDIT" "$f" "${c#*:}" <<'PY' || fail "scan of ${c%%:*}"
+import resource, subprocess, sys
+r = subprocess.run([sys.argv[1], "scan", sys.argv[2]], capture_output=True, text=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB
+want = (f"nanaudit: {sys.argv[2]}: /x: damaged datatype: {sys.argv[3]} bytes per element "
+        "(at most 16 MiB)\n")
+assert r.returncode == 3, r.returncode
+assert r.stderr == want, r.stderr
+assert "FAIL /y: 1 NaN value" in r.stdout, r.stdout
+assert peak < 500_000, f"peak RSS {peak} KiB"
+PY
+    expect_exit 3 "$NANAUDIT" clean "$f" -o "$T/wide.c.h5" --nonfinite zero
+    expect_stderr_contains "/x: damaged datatype: ${c#*:} bytes per element (at most 16 MiB); clean cannot read it, nothing written"
+    [ ! -e "$T/wide.c.h5" ] || fail "written"
+    expect_exit 0 "$NANAUDIT" clean "$f" -o "$T/wide.c.h5" --nonfinite zero --exclude /x
+    expect_stdout_contains "/x: copied: damaged datatype: "
+    "$NA_PYTHON" -c "
+import sys, h5py
+with h5py.File(sys.argv[1]) as f:
+    assert list(f['y'][:]) == [1.0, 0.0], f['y'][:]
+    assert list(f) == ['x', 'y'], list(f)  # newer HDF5 refuses to open x" "$T/wide.c.h5" ||
+        fail "${c%%:*} not copied"
+    rm -f "$T/wide.c.h5"
+done
 pass

@@ -99,36 +99,86 @@ static json_t *result(unsigned rule, int error, const char *path, const char *te
 
 static int add(json_t *a, json_t *v) { return !v || json_array_append_new(a, v); }
 
-na_status_t na_report_write_sarif(const na_report_t *r, FILE *out)
+/* Results per run: GitHub code scanning stores the first 5000 of a run
+ * and rejects a file with more than 25000 ("SARIF results exceed limit",
+ * docs.github.com, code scanning troubleshooting). Past 5000, the
+ * results that fail the policy come first, then the others, up to 5000;
+ * a notification in invocations[0] counts the rest. */
+#define SARIF_MAX_RESULTS 5000
+
+/* The results, in file order, of the levels wanted (1: "error", 0:
+ * "warning", -1: both), appended to res until it holds `cap`; *left
+ * counts those that did not fit. 1 when out of memory. */
+static int results(const na_report_t *r, json_t *res, int want, size_t cap, uint64_t *left)
 {
-    json_t *res = json_array();
-    int oom = !res;
+    int oom = 0;
+#define NA_SARIF_ADD(err, call)                                                                \
+    do {                                                                                   \
+        if (want >= 0 && (err) != want)                                                    \
+            break;                                                                         \
+        if (json_array_size(res) >= cap)                                                   \
+            ++*left;                                                                       \
+        else                                                                               \
+            oom |= add(res, call);                                                         \
+    } while (0)
     for (size_t i = 0; !oom && i < r->n_files; i++) {
         const na_file_report_t *f = &r->files[i];
         if (!f->ok)
-            oom |= add(res, result(RULE_UNREADABLE, 1, f->path, NULL,
+            NA_SARIF_ADD(1, result(RULE_UNREADABLE, 1, f->path, NULL,
                                    f->error ? f->error : "error", 0));
         for (size_t j = 0; !oom && j < f->n_tensors; j++) {
             const na_tensor_report_t *e = &f->tensors[j];
             if (e->status == NA_TS_ERROR)
-                oom |= add(res, result(RULE_UNREADABLE, 1, f->path, e->name,
+                NA_SARIF_ADD(1, result(RULE_UNREADABLE, 1, f->path, e->name,
                                        e->reason ? e->reason : "error", 0));
             for (size_t k = 0; !oom && k < e->n_findings; k++) {
                 const na_finding_t *fd = &e->findings[k];
-                oom |= add(res, result(fd->kind, fd->fails, f->path, e->name, fd->message,
-                                       fd->count));
+                NA_SARIF_ADD(fd->fails != 0, result(fd->kind, fd->fails, f->path, e->name,
+                                                    fd->message, fd->count));
             }
         }
     }
-    json_t *log = oom ? NULL : json_pack(
-        "{s:s, s:s, s:[{s:{s:{s:s, s:s, s:o}}, s:o, s:[{s:b, s:i}]}]}",
+#undef NA_SARIF_ADD
+    return oom;
+}
+
+na_status_t na_report_write_sarif(const na_report_t *r, FILE *out)
+{
+    json_t *res = json_array();
+    uint64_t left = 0;
+    int oom = !res || results(r, res, -1, SARIF_MAX_RESULTS, &left);
+    if (!oom && left > 0) {
+        /* too many: the failures first, then the rest */
+        json_array_clear(res);
+        left = 0;
+        oom = results(r, res, 1, SARIF_MAX_RESULTS, &left) ||
+              results(r, res, 0, SARIF_MAX_RESULTS, &left);
+    }
+    json_t *inv = oom ? NULL : json_pack("{s:b, s:i}", "executionSuccessful",
+                                         r->summary.exit_code < 2, "exitCode",
+                                         r->summary.exit_code);
+    if (inv && left > 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "%llu more results not listed: at most %d per run, those that fail the policy "
+                 "first (GitHub code scanning keeps %d and rejects more than 25000); the JSON "
+                 "report lists every finding",
+                 (unsigned long long)left, SARIF_MAX_RESULTS, SARIF_MAX_RESULTS);
+        if (json_object_set_new(inv, "toolExecutionNotifications",
+                                json_pack("[{s:s, s:o}]", "level", "warning", "message",
+                                          text_obj(json_string(msg)))))
+            oom = 1;
+    }
+    json_t *log = oom || !inv ? NULL : json_pack(
+        "{s:s, s:s, s:[{s:{s:{s:s, s:s, s:o}}, s:o, s:[o]}]}",
         "$schema", SARIF_SCHEMA, "version", "2.1.0", "runs", "tool", "driver", "name",
         "nanaudit", "version", NA_VERSION, "rules", rules(), "results", res, "invocations",
-        "executionSuccessful",
-        r->summary.exit_code < 2, "exitCode", r->summary.exit_code);
+        inv);
     if (!log) {
-        if (oom)
+        if (oom || !inv) {
             json_decref(res);
+            json_decref(inv);
+        }
         return NA_E_NOMEM;
     }
     int rc = json_dumpf(log, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -216,6 +216,46 @@ def check_github(stdout, j):
     check("github notice", notices, 1)
 
 
+def check_sarif_cap(exe, tmp):
+    """More than 5000 results: GitHub code scanning stores 5000 of a run
+    and rejects more than 25000. The SARIF file lists 5000, the failures
+    first (all 3000 here, though 3000 warnings come before them in file
+    order), then the first 2000 warnings, and counts the other 1000."""
+    path = os.path.join(tmp, "many.safetensors")
+    spike = np.zeros(10, np.float32)
+    spike[9] = 1e30  # |1e30 - mean| = 3 std: an outlier at --zscore 2, a warning
+    nan = np.zeros(10, np.float32)
+    nan[1] = np.nan  # fails the default policy
+    t = {f"a{i:04d}": spike for i in range(3000)}
+    t.update({f"b{i:04d}": nan for i in range(3000)})
+    save_file(t, path)
+    sarif, js = os.path.join(tmp, "many.sarif"), os.path.join(tmp, "many.json")
+    p = subprocess.run([exe, "scan", "--zscore", "2", "--report", sarif, "--report", js, path],
+                       capture_output=True, text=True)
+    check("sarif cap exit", p.returncode, 1)
+    with open(sarif, encoding="utf-8") as fh:
+        log = json.load(fh)
+    with open(SCHEMA, encoding="utf-8") as fh:
+        schema = json.load(fh)
+    check("sarif cap schema errors",
+          [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(log)], [])
+    with open(js, encoding="utf-8") as fh:
+        j = json.load(fh)
+    check("sarif cap: JSON findings", sum(len(x["findings"]) for x in j["files"][0]["tensors"]),
+          6000)
+    run = log["runs"][0]
+    got = [(r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"], r["ruleId"],
+            r["level"]) for r in run["results"]]
+    want = [(f"b{i:04d}", "nan", "error") for i in range(3000)]
+    want += [(f"a{i:04d}", "outliers", "warning") for i in range(2000)]
+    check("sarif cap results", got, want)
+    check("sarif cap notification", run["invocations"][0]["toolExecutionNotifications"],
+          [{"level": "warning", "message": {"text": (
+              "1000 more results not listed: at most 5000 per run, those that fail the policy "
+              "first (GitHub code scanning keeps 5000 and rejects more than 25000); the JSON "
+              "report lists every finding")}}])
+
+
 def main():
     exe = nacheck.nanaudit_path()
     with tempfile.TemporaryDirectory() as tmp:
@@ -242,6 +282,7 @@ def main():
         check("clean exit", p.returncode, 0)
         with open(r[".md"], encoding="utf-8") as fh:
             check("md passed", fh.readline(), "## nanaudit: passed (exit 0)\n")
+        check_sarif_cap(exe, tmp)
     if FAILS:
         print(f"{FAILS} failure(s)")
         return 1

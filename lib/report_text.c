@@ -17,7 +17,7 @@
 #include <inttypes.h> /* PRIu64 */
 #include <math.h>     /* isfinite */
 #include <stdlib.h>   /* malloc, free */
-#include <string.h>   /* strlen */
+#include <string.h>   /* strlen, strstr */
 
 #define NCOL 12
 #define CELL 64 /* bytes for a numeric cell */
@@ -179,7 +179,12 @@ static int print_problems(FILE *out, const na_file_report_t *f, int color)
     }
     for (size_t i = 0; i < f->n_tensors; i++) {
         const na_tensor_report_t *e = &f->tensors[i];
-        if (e->status != NA_TS_OK) {
+        /* A read that failed part way is the file's error and this
+         * tensor's, and the file's line says it all ("...; 1 later tensor
+         * not audited"): one line, not the same text twice. */
+        int said = !f->ok && f->error && e->reason && e->status == NA_TS_ERROR &&
+                   strstr(f->error, e->reason) != NULL;
+        if (e->status != NA_TS_OK && !said) {
             int err = e->status == NA_TS_ERROR;
             fprintf(out, "  %s%s:%s ", color ? (err ? C_RED : C_YEL) : "",
                     err ? "error" : "skipped", color ? C_OFF : "");

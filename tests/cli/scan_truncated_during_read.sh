@@ -97,6 +97,9 @@ open('$T/stderr').read().rstrip('\\n')" true
             expect_stdout_contains "other.safetensors (safetensors)"
             grep -qE "^  v +F32 +\[1000\] +1000 +7 " "$T/stdout" || fail "other.safetensors' row"
             expect_stdout_contains "  error: $(sed 's/^nanaudit: victim.safetensors: //' "$T/stderr")"
+            # once: the tensor's own error is part of the file's line
+            # (it was printed a second time, without "; 1 later ...")
+            assert_eq "$(grep -c "shrank" "$T/stdout")" 1 "lines naming the cut"
             expect_stdout_contains "2 errors; FAILED (exit 3)"
         fi
         return 0

@@ -301,9 +301,10 @@ static void mark_missing(const na_clean_tensor_t *ct, double *x, uint64_t n)
 
 /* Decode rows [r0, r0+nr) into c->buf. */
 /* Elements [0, n) of the stream at p (stride es bytes) as doubles, each
- * exactly what na_decode1 gives (NaN made canonical as there, but F32's
- * NaN, converted as it is: its payload stays out of the missing-value
- * stand-ins, NA_CLEAN_MISS_BITS), with a loop per dtype for contiguous
+ * exactly what na_decode1 gives (NaN made canonical as there, but F32's,
+ * F16's and BF16's NaN, converted as they are, keep their sign and
+ * payload, which na_ce_put writes back: their payloads stay out of the
+ * missing-value stand-ins, NA_CLEAN_MISS_BITS), with a loop per dtype for contiguous
  * little-endian data: na_decode1's per-element dispatch cost 65 % of a
  * clean of I8 data (perf, hdfgroup-tbigdims.h5). Other layouts and
  * dtypes (big-endian, complex parts, F8, F80, BOOL: masks beside the
@@ -327,8 +328,8 @@ static void decode_run(const na_tensor_t *t, size_t es, const uint8_t *p, double
             memcpy(x, p, (size_t)n * 8);
             return;
         case NA_DT_F32: NA_RUN(float, v);
-        case NA_DT_F16: NA_RUN(uint16_t, na_f16_is_nan(v) ? NAN : (double)na_f16_to_f32(v));
-        case NA_DT_BF16: NA_RUN(uint16_t, na_bf16_is_nan(v) ? NAN : (double)na_bf16_to_f32(v));
+        case NA_DT_F16: NA_RUN(uint16_t, na_ce_widen(na_f16_to_f32(v)));
+        case NA_DT_BF16: NA_RUN(uint16_t, na_ce_widen(na_bf16_to_f32(v)));
         case NA_DT_U8: NA_RUN(uint8_t, (double)v);
         case NA_DT_I8: NA_RUN(int8_t, (double)v);
         case NA_DT_U16: NA_RUN(uint16_t, (double)v);

@@ -193,13 +193,26 @@ NA_HD double na_ce_round_to(double v, int p, int emin)
     return rint(v / q) * q;
 }
 
+/* The top `bits` bits of NaN r's fraction (a binary16/bfloat16 NaN
+ * widened to double keeps its payload there: the F16 fraction shifted
+ * by 42, the BF16 one by 45), never 0: a kept NaN keeps its sign and
+ * payload (-NaN 0xFE00 was written 0x7E00). A signaling NaN was made
+ * quiet by the widening, as numpy's astype makes it. */
+NA_HD uint16_t na_ce_nan_payload(double r, int bits)
+{
+    uint64_t b;
+    memcpy(&b, &r, 8);
+    uint16_t m = (uint16_t)((b >> (52 - bits)) & ((1u << bits) - 1));
+    return m ? m : (uint16_t)(1u << (bits - 1));
+}
+
 /* binary16 bits of r, which is already representable (or +-Inf/NaN). */
 NA_HD uint16_t na_ce_f16_bits(double r)
 {
     uint16_t s = na_ce_signbit(r) ? 0x8000 : 0;
     double a = fabs(r);
     if (r != r)
-        return 0x7E00;
+        return (uint16_t)(s | 0x7C00 | na_ce_nan_payload(r, 10));
     if (a > NA_CE_F16_MAX)
         return (uint16_t)(s | 0x7C00);
     if (a < 6.103515625e-05) /* 2^-14: subnormal, m * 2^-24 */
@@ -304,7 +317,8 @@ NA_HD int na_ce_put(na_dtype_t dt, double v, unsigned char *p, double *back)
         if (over)
             u = na_ce_signbit(r) ? 0xFF800000u : 0x7F800000u;
         if (v != v)
-            u = 0x7FC00000u;
+            u = (na_ce_signbit(v) ? 0xFF800000u : 0x7F800000u) |
+                ((uint32_t)na_ce_nan_payload(v, 7) << 16);
         uint16_t h = (uint16_t)(u >> 16);
         na_ce_put_le(p, h, 2);
         *back = na_bf16_to_f32(h);

@@ -300,6 +300,48 @@ def test_weights_safetensors():
     check("re-clean metadata", md.get("format") == "np" and md.get("note") == "x", str(md))
 
 
+def test_nan_bits_kept():
+    """A NaN that stays (--nonfinite keep, the weights' default) keeps its
+    sign and payload in F16, BF16 and F32 as numpy's astype keeps them;
+    F16 and BF16 NaN were all written 0x7E00 / 0x7FC0 (eighteenth
+    fresh-user round). A signaling NaN comes back quiet, its payload kept
+    (the widening to double makes it quiet, as on every IEEE machine)."""
+    def raw_st(p, ts):  # safetensors.numpy cannot write BF16
+        hdr, off, blobs = {}, 0, []
+        for k, (dt, a) in ts.items():
+            b = a.tobytes()
+            hdr[k] = {"dtype": dt, "shape": [a.size], "data_offsets": [off, off + len(b)]}
+            off += len(b)
+            blobs.append(b)
+        h = json.dumps(hdr).encode()
+        h += b" " * (-len(h) % 8)
+        with open(p, "wb") as fh:
+            fh.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+    def bits(p, k, w):
+        with open(p, "rb") as fh:
+            d = fh.read()
+        n = struct.unpack("<Q", d[:8])[0]
+        a, b = json.loads(d[8:8 + n])[k]["data_offsets"]
+        return np.frombuffer(d[8 + n + a:8 + n + b], {2: "<u2", 4: "<u4"}[w]).tolist()
+
+    h = [0xFE00, 0x7E01, 0x7C01, 0xFC00, 0x3C00, 0x4000, 0x4200]  # -NaN, payload, sNaN, -Inf
+    b = [0xFFC0, 0x7FC1, 0x7F81, 0x3F80, 0x4000, 0x4040, 0x4080]
+    f = [0xFFC00000, 0x7FC00001, 0x7F800001, 0x3F800000, 0x40000000]
+    src, out = path("nanbits.safetensors"), path("nanbits.c.safetensors")
+    raw_st(src, {"h": ("F16", np.array(h, "<u2")), "b": ("BF16", np.array(b, "<u2")),
+                 "f": ("F32", np.array(f, "<u4"))})
+    run([src, "-o", out, "--zscore", "3", "--outliers", "clip"], expect=1)
+    check("F16 NaN bits", bits(out, "h", 2) == [0xFE00, 0x7E01, 0x7E01] + h[3:],
+          [hex(v) for v in bits(out, "h", 2)])
+    check("BF16 NaN bits", bits(out, "b", 2) == [0xFFC0, 0x7FC1, 0x7FC1] + b[3:],
+          [hex(v) for v in bits(out, "b", 2)])
+    check("F32 NaN bits", bits(out, "f", 4) == [0xFFC00000, 0x7FC00001, 0x7FC00001] + f[3:],
+          [hex(v) for v in bits(out, "f", 4)])
+    # numpy's astype keeps the sign and payload of a quiet NaN the same way
+    check("numpy -NaN F16", int(np.array([-np.nan]).astype(np.float16).view("<u2")[0]) == 0xFE00)
+
+
 def storage_order(p):
     with open(p, "rb") as fh:
         n = struct.unpack("<Q", fh.read(8))[0]

@@ -694,6 +694,9 @@ static na_status_t h5_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t 
     t->n_missing = h->use_missing ? (int)x->e.n_missing : 0;
     t->missing[0] = x->e.missing[0];
     t->missing[1] = x->e.missing[1];
+    t->missing_int[0] = x->e.missing_int[0];
+    t->missing_int[1] = x->e.missing_int[1];
+    t->missing_exact = x->e.missing_exact & 3u;
     t->report_missing = 1;
     t->unallocated_chunks = x->e.unallocated_chunks;
     t->constant = (int)x->e.constant;

@@ -399,6 +399,8 @@ typedef struct c_ds {
     uint64_t chunk[NA_MAX_NDIM];
     uint32_t n_missing;
     double missing[2];
+    uint64_t missing_int[2]; /* bit i of missing_exact: missing[i] exactly */
+    uint32_t missing_exact;
     uint32_t packed;        /* has an attribute na_h5_packing_attr names */
     uint32_t dim_scale;     /* na_h5_is_dim_scale */
     int filter_missing;     /* a filter is not available */
@@ -597,6 +599,14 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
         hssize_t np = as >= 0 ? H5Sget_simple_extent_npoints(as) : -1;
         if ((cl == H5T_INTEGER || cl == H5T_FLOAT) && np >= 1 && np <= 64) {
             double v[64];
+            /* A 64-bit integer dataset's markers also as its integers:
+             * a double holds NC_FILL_INT64 (-9223372036854775806) as
+             * -2^63, which INT64_MIN and its neighbours equal too. */
+            uint64_t iv[64];
+            int wide = fcl == H5T_INTEGER && H5Tget_size(ft) == 8 &&
+                       H5Aread(a, H5Tget_sign(ft) == H5T_SGN_2 ? H5T_NATIVE_INT64
+                                                               : H5T_NATIVE_UINT64, iv) >= 0;
+            H5Eclear2(H5E_DEFAULT);
             if (H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
                 /* Every value of a vector missing_value (CF allows
                  * several) takes a marker slot, _FillValue first; equal
@@ -625,6 +635,14 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                     if (d->n_missing >= sizeof d->missing / sizeof d->missing[0]) {
                         left++;
                         continue;
+                    }
+                    /* the integer is the marker when it rounds to m (not
+                     * when libhdf5 saturated it, or m is no integer) */
+                    double back = H5Tget_sign(ft) == H5T_SGN_2 ? (double)(int64_t)iv[j]
+                                                               : (double)iv[j];
+                    if (wide && back == m) {
+                        d->missing_int[d->n_missing] = iv[j];
+                        d->missing_exact |= 1u << d->n_missing;
                     }
                     d->missing[d->n_missing++] = m;
                     cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], m);
@@ -727,6 +745,10 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     o.e.unallocated_chunks = d->unalloc;
     o.e.elem_size = ty->esize;
     o.e.n_missing = d->n_missing;
+    /* exact only for the dataset's own 64-bit integers, not its members */
+    o.e.missing_exact = w->depth == 0 && (ty->dtype == NA_DT_I64 || ty->dtype == NA_DT_U64)
+                            ? d->missing_exact : 0;
+    memcpy(o.e.missing_int, d->missing_int, sizeof o.e.missing_int);
     o.e.packed = d->packed;
     o.e.dim_scale = d->dim_scale;
     memcpy(o.e.missing, d->missing, sizeof o.e.missing);

@@ -122,6 +122,7 @@ typedef struct h5p_entry {
     uint32_t elem_size;    /* bytes per element in the stream */
     uint32_t n_missing;    /* 0..2: _FillValue, missing_value */
     double missing[2];
+    uint64_t missing_int[2]; /* na_tensor_t.missing_int */
     uint64_t elements;
     uint64_t shape[NA_MAX_NDIM];
     uint64_t storage_bytes;      /* H5Dget_storage_size */
@@ -141,7 +142,7 @@ typedef struct h5p_entry {
                                   * elements and shape are the dataset's
                                   * (sequences), the values are measured
                                   * by H5P_VLEN */
-    uint32_t pad2;
+    uint32_t missing_exact;      /* na_tensor_t.missing_exact */
 } h5p_entry_t;
 
 typedef struct h5p_read {

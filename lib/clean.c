@@ -174,6 +174,15 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
             uint8_t tmp[8];
             double m = t->missing[i], back = m;
             ct->missing[ct->n_missing] = m;
+            /* a 64-bit integer marker: compared as that integer, and
+             * written as it while the output has the input's dtype */
+            if (((t->missing_exact >> i) & 1u) &&
+                (t->dtype == NA_DT_I64 || t->dtype == NA_DT_U64)) {
+                ct->missing_exact |= 1u << ct->n_missing;
+                ct->missing_int[ct->n_missing] = t->missing_int[i];
+                if (ct->out_dtype == t->dtype)
+                    ct->missing_put_int |= 1u << ct->n_missing;
+            }
             int over = na_clean_encode(ct->out_dtype, m, tmp);
             (void)na_decode1(ct->out_dtype, NA_LITTLE, tmp, &back);
             /* A marker the output dtype turns into +-Inf is no marker
@@ -283,19 +292,37 @@ static na_status_t chunker_init(chunker_t *c, const na_tensor_t *t, const na_cle
     return NA_OK;
 }
 
-/* Markers of ct in x[0..n) become their NaN stand-ins (clean.h); a NaN
- * that already has a stand-in's bits (only an F64 input can hold one)
- * becomes a plain NaN, so that it is not taken for missing. */
-static void mark_missing(const na_clean_tensor_t *ct, double *x, uint64_t n)
+/* 1 when element i of the stream at p (stride es) is exactly the integer
+ * of marker m, for a marker that is one (na_tensor_t.missing_exact). */
+static int exact_miss(const na_tensor_t *t, const na_clean_tensor_t *ct, int m,
+                      const uint8_t *p, size_t es, uint64_t i)
 {
-    double m0 = ct->missing[0], m1 = ct->n_missing > 1 ? ct->missing[1] : ct->missing[0];
+    return !((ct->missing_exact >> m) & 1u) ||
+           na_load_uint(p + i * es + t->elem_offset, 8, t->byte_order == NA_BIG) ==
+               ct->missing_int[m];
+}
+
+/* Markers of ct in x[0..n) (decoded from the stream at p, stride es)
+ * become their NaN stand-ins (clean.h); a NaN that already has a
+ * stand-in's bits (only an F64 input can hold one) becomes a plain NaN,
+ * so that it is not taken for missing. A 64-bit integer equal to a
+ * marker as a double but not as an integer stays a value (clean then
+ * refuses it: beyond 2^53). */
+static void mark_missing(const na_tensor_t *t, const na_clean_tensor_t *ct, const uint8_t *p,
+                         size_t es, double *x, uint64_t n)
+{
+    /* one marker: the second is NaN, which equals nothing */
+    double m0 = ct->missing[0], m1 = ct->n_missing > 1 ? ct->missing[1] : NAN;
     uint64_t s0 = NA_CLEAN_MISS_BITS, s1 = NA_CLEAN_MISS_BITS | 1u;
     double d0, d1;
     memcpy(&d0, &s0, 8);
     memcpy(&d1, &s1, 8);
     for (uint64_t i = 0; i < n; i++) {
         double v = x[i];
-        x[i] = v == m0 ? d0 : v == m1 ? d1 : na_clean_is_missing(v) ? NAN : v;
+        x[i] = v == m0 && exact_miss(t, ct, 0, p, es, i)   ? d0
+               : v == m1 && exact_miss(t, ct, 1, p, es, i) ? d1
+               : na_clean_is_missing(v)                    ? NAN
+                                                           : v;
     }
 }
 
@@ -363,7 +390,7 @@ static na_status_t chunker_read(chunker_t *c, const na_clean_tensor_t *ct, uint6
     for (uint64_t a = 0; a < n; a += piece)
         decode_run(t, c->esize, p + a * c->esize, b + a, n - a < piece ? n - a : piece);
     if (ct->n_missing)
-        mark_missing(ct, b, n);
+        mark_missing(t, ct, p, c->esize, b, n);
     return NA_OK;
 }
 
@@ -859,9 +886,10 @@ static void tile_decode(const tiles_t *T, uint64_t k, double *x, uint64_t n)
 {
     const na_tensor_t *t = T->t;
     size_t es = t->elem_stride;
-    decode_run(t, es, T->flag[k] ? T->tmpl : T->p + k * BLOCK * es, x, n);
+    const uint8_t *p = T->flag[k] ? T->tmpl : T->p + k * BLOCK * es;
+    decode_run(t, es, p, x, n);
     if (T->ct->n_missing)
-        mark_missing(T->ct, x, n);
+        mark_missing(t, T->ct, p, es, x, n);
 }
 
 /* The row states of the block a run_tiles buffer x holds, one byte per
@@ -1825,7 +1853,10 @@ static inline double put_miss(const na_clean_tensor_t *ct, na_dtype_t dt, double
     if (na_clean_is_missing(v)) {
         uint64_t b;
         memcpy(&b, &v, 8);
-        (void)put_out(dt, ct->missing[b & 1], p, over);
+        if ((ct->missing_put_int >> (b & 1)) & 1u) /* the marker's own integer */
+            na_ce_put_le(p, ct->missing_int[b & 1], 8);
+        else
+            (void)put_out(dt, ct->missing[b & 1], p, over);
         return v;
     }
     double back = put_out(dt, v, p, over);

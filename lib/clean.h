@@ -156,6 +156,12 @@ typedef struct na_clean_tensor {
      * equal to a marker in the input / the output. */
     int n_missing;
     double missing[2], missing_out[2];
+    /* bit i: marker i is exactly the 64-bit integer missing_int[i]
+     * (na_tensor_t.missing_exact), compared as that integer; in
+     * missing_put_int also written as it (the output has the input's
+     * dtype, I64 or U64) */
+    unsigned missing_exact, missing_put_int;
+    uint64_t missing_int[2];
     uint64_t collisions;   /* transformed values that came out equal to a
                             * marker (they read back as missing) */
     size_t n_drop_idx;

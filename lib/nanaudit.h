@@ -200,6 +200,13 @@ typedef struct na_tensor {
      * of every statistic, finding and location. 0 for other formats. */
     int n_missing;
     double missing[2];
+    /* I64/U64 tensors: bit i set when missing[i] stands for exactly the
+     * integer missing_int[i] (the element's bits, int64_t for I64): an
+     * element is missing only when its integer equals it, since doubles
+     * merge integers of magnitude 2^53 or more (NC_FILL_INT64,
+     * -9223372036854775806, is -2^63 as a double, as is INT64_MIN). */
+    unsigned missing_exact;
+    uint64_t missing_int[2];
     /* 1: the report carries "missing" and "unallocated_chunks" for this
      * tensor (HDF5 datasets); unallocated_chunks is -1 when the dataset
      * is not chunked. */

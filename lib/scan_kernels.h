@@ -44,6 +44,8 @@ typedef struct na_kctx {
      * of the decoded path leaves out; such tensors use that path only. */
     int n_missing;
     double missing[2];
+    unsigned missing_exact; /* na_tensor_t.missing_exact (I64/U64) */
+    uint64_t missing_int[2];
     double lut_val[256];
     unsigned char lut_cls[256];
 } na_kctx_t;

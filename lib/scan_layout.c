@@ -103,10 +103,14 @@ void na_k_decode(const na_kctx_t *k, const unsigned char *blk, size_t n, const n
     } else {
         decode_fast(k, na_k_host_block(k, blk, n, s), n, s);
     }
-    for (int m = 0; m < k->n_missing; m++)
+    for (int m = 0; m < k->n_missing; m++) {
+        int exact = (k->missing_exact >> m) & 1u; /* 8-byte integers: compare those */
         for (size_t i = 0; i < n; i++)
-            if (s->cls[i] < NA_CL_NAN && s->val[i] == k->missing[m])
+            if (s->cls[i] < NA_CL_NAN && s->val[i] == k->missing[m] &&
+                (!exact || na_load_uint(blk + i * k->stride + k->offset, 8,
+                                        k->order == NA_BIG) == k->missing_int[m]))
                 s->cls[i] = NA_K_CL_MISSING;
+    }
 }
 
 /* x - mean > thr, and x - mean < -thr: the two sides of the outlier
@@ -244,8 +248,13 @@ na_status_t na_k_setup(na_kctx_t *k, const na_tensor_t *t, na_err_t *err)
     default: k->kind = es == 1 ? NA_KK_LUT8 : NA_KK_GENERIC;
     }
     k->n_missing = t->n_missing > 0 ? (t->n_missing > 2 ? 2 : t->n_missing) : 0;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         k->missing[i] = i < k->n_missing ? t->missing[i] : 0.0;
+        k->missing_int[i] = t->missing_int[i];
+    }
+    k->missing_exact = es == 8 && (t->dtype == NA_DT_I64 || t->dtype == NA_DT_U64)
+                           ? t->missing_exact & ((1u << k->n_missing) - 1)
+                           : 0;
     if (k->n_missing > 0 && k->kind != NA_KK_LUT8)
         k->kind = NA_KK_GENERIC; /* the fast kernels know no missing values */
     int swap = es > 1 && (t->byte_order == NA_BIG) != host_is_big();

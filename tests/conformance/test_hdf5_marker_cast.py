@@ -84,8 +84,51 @@ def test_vector_missing_value():
              "missing_value together) ignored" in p.stdout, p.stdout)
 
 
+def test_int64_markers_exact():
+    # NC_FILL_INT64 (-9223372036854775806) is -2^63 as a double, as are
+    # INT64_MIN and -9223372036854775807: compared as doubles, both counted
+    # as missing, and clean wrote all three as INT64_MIN (exit 0, the
+    # markers' bits changed). Now the integers are compared and written.
+    F, M = -9223372036854775806, -9223372036854775000
+    U = 18446744073709551614  # NC_FILL_UINT64
+    src = os.path.join(cm.TMP, "i64.h5")
+    with h5py.File(src, "w") as f:
+        x = f.create_dataset("x", data=np.array([1, 2, F, 3, M, 5, 100, 6], "<i8"))
+        x.attrs["_FillValue"] = np.int64(F)
+        x.attrs["missing_value"] = np.int64(M)
+        u = f.create_dataset("u", data=np.array([1, U, 3, 4, 5, U - 1], ">u8"))
+        u.attrs["_FillValue"] = np.uint64(U)
+    cm.check("I64/U64 markers: scan missing", scan_missing(src) == [1, 2], str(scan_missing(src)))
+    out, rep = cm.clean(src, ["--zscore", "3", "--outliers", "clip", "--nonfinite", "keep"],
+                        expect=3)  # U - 1 is beyond 2^53: refused, not rounded
+    out, rep = cm.clean(src, ["--zscore", "3", "--exclude", "/u"])
+    with h5py.File(out) as f:
+        got = f["x"][:].tolist()
+    cm.check("I64 markers written as themselves", got == [1, 2, F, 3, M, 5, 100, 6], str(got))
+    src2 = os.path.join(cm.TMP, "i64b.h5")
+    with h5py.File(src2, "w") as f:
+        x = f.create_dataset("x", data=np.array([1, 2, F, 3, F + 1, 5, -2**63, 6], "<i8"))
+        x.attrs["_FillValue"] = np.int64(F)
+        u = f.create_dataset("u", data=np.array([1, U, 3, 4], ">u8"))
+        u.attrs["_FillValue"] = np.uint64(U)
+    cm.check("I64 neighbours of the marker are values", scan_missing(src2) == [1, 1],
+             str(scan_missing(src2)))
+    # the neighbours (-2^63 + 1, -2^63) cannot be carried by doubles: refused
+    p = subprocess.run([cm.EXE, "clean", src2, "-o", os.path.join(cm.TMP, "i64b.c.h5"),
+                        "--exclude", "/u"], capture_output=True, text=True)
+    cm.check("I64 neighbours: refused", p.returncode == 3 and
+             "/x: I64 values reach 2^53 or beyond" in p.stderr, p.stderr)
+    out, rep = cm.clean(src2, ["--exclude", "/x"])
+    with h5py.File(out) as f:
+        got = f["u"][:].tolist()
+        dt = f["u"].dtype.str
+    cm.check("U64 marker written as itself, big-endian kept", (got, dt) == ([1, U, 3, 4], ">u8"),
+             str((got, dt)))
+
+
 def main():
-    for t in (test_f8_marker_on_f32, test_out_of_range_marker_on_i16, test_vector_missing_value):
+    for t in (test_f8_marker_on_f32, test_out_of_range_marker_on_i16, test_vector_missing_value,
+              test_int64_markers_exact):
         try:
             t()
         except AssertionError as e:

@@ -102,6 +102,7 @@ static int print_tensors(na_input_t *in, const char *path)
             na_tensor_t t;
             na_err_t err;
             memset(&t, 0, sizeof t);
+            memset(&err, 0, sizeof err);
             na_status_t st = na_input_tensor(in, i, &t, &err);
             char *name = esc(t.name);
             if (!name)
@@ -130,9 +131,15 @@ static int print_tensors(na_input_t *in, const char *path)
                 char of[48] = "";
                 if (part)
                     snprintf(of, sizeof of, "  (part of a %s tensor)", na_dtype_name(t.stored));
-                printf("  %-*s  %-*s  %s%s%s\n", (int)wd, dt, (int)ws, shape, bytes, of,
-                       st != NA_OK ? "  (not auditable)"
-                                   : t.src.read == NULL ? "  (skipped: not numeric)" : "");
+                /* why not, unless the stderr line says it (below) */
+                char why[NA_ERR_LEN + 24] = "";
+                if (st != NA_OK)
+                    snprintf(why, sizeof why, "  (not auditable%s%s)",
+                             st == NA_E_FORMAT || st == NA_E_IO || !err.msg[0] ? "" : ": ",
+                             st == NA_E_FORMAT || st == NA_E_IO ? "" : err.msg);
+                else if (t.src.read == NULL)
+                    snprintf(why, sizeof why, "  (skipped: not numeric)");
+                printf("  %-*s  %-*s  %s%s%s\n", (int)wd, dt, (int)ws, shape, bytes, of, why);
                 if (st == NA_E_FORMAT || st == NA_E_IO) {
                     cli_error(path, "%s", err.msg[0] ? err.msg : na_status_str(st));
                     rc = 3;

@@ -30,7 +30,7 @@
 #include <errno.h>    /* errno, ENOMEM */
 #include <jansson.h>
 #include <limits.h>   /* PATH_MAX */
-#include <math.h>     /* isfinite, NAN */
+#include <math.h>     /* isfinite, fabs, fmax, NAN */
 #include <stdint.h>   /* UINT64_MAX */
 #include <stdio.h>    /* snprintf, rename, fdopen, fflush, fclose */
 #include <stdlib.h>   /* strtod, malloc, mkstemp */
@@ -259,8 +259,28 @@ static int check_options(json_t *op, char *why, size_t cap)
     }
     int nf = name_index(json_object_get(op, "nonfinite"), nf_names, N_NF);
     int om = name_index(json_object_get(op, "outlier_method"), om_names, 3);
+    int oa = name_index(json_object_get(op, "outliers"), oa_names, 5);
+    int nm = name_index(json_object_get(op, "normalize"), norm_names, 3);
     json_t *x = json_object_get(op, "nonfinite_value"), *k = json_object_get(op, "k");
-    if (nf < 0)
+    json_t *fr = json_object_get(op, "feature_range");
+    static const char *const keys[] = {"samples", "global", "nonfinite", "nonfinite_value",
+                                       "outlier_method", "k", "outliers", "normalize",
+                                       "feature_range"};
+    const char *key;
+    json_t *kv;
+    json_object_foreach(op, key, kv) { /* what options_json writes, nothing else */
+        size_t i = 0;
+        while (i < sizeof keys / sizeof keys[0] && strcmp(key, keys[i]))
+            i++;
+        if (i == sizeof keys / sizeof keys[0]) {
+            snprintf(why, cap, "\"options\": unknown key \"%s\"", key);
+            return -1;
+        }
+    }
+    if (!json_is_boolean(json_object_get(op, "samples")) ||
+        !json_is_boolean(json_object_get(op, "global")))
+        bad = "\"samples\" and \"global\" must be true or false";
+    else if (nf < 0)
         bad = "\"nonfinite\" must be \"keep\", \"drop\", \"zero\", \"mean\" or \"value\"";
     else if (nf == NA_NF_VALUE ? !json_is_number(x) : !json_is_null(x))
         bad = "\"nonfinite_value\" must be a number with \"nonfinite\": \"value\", else null";
@@ -268,8 +288,20 @@ static int check_options(json_t *op, char *why, size_t cap)
         bad = "\"outlier_method\" must be \"zscore\", \"mad\" or null";
     else if (om ? !json_is_number(k) || !(json_number_value(k) > 0) : !json_is_null(k))
         bad = "\"k\" must be a number > 0 with an outlier method, else null";
-    else if (name_index(json_object_get(op, "normalize"), norm_names, 3) < 0)
+    else if (oa < 0 || (oa == 0) != (om == 0))
+        bad = "\"outliers\" must be \"drop\", \"clip\", \"nan\" or \"mean\" with an outlier "
+              "method, else null";
+    else if (nm < 0)
         bad = "\"normalize\" must be \"minmax\", \"zscore\" or null";
+    else if (nm == NA_NORM_MINMAX
+                 ? !json_is_array(fr) || json_array_size(fr) != 2 ||
+                       !json_is_number(json_array_get(fr, 0)) ||
+                       !json_is_number(json_array_get(fr, 1)) ||
+                       !(json_number_value(json_array_get(fr, 0)) <
+                         json_number_value(json_array_get(fr, 1)))
+                 : !json_is_null(fr))
+        bad = "\"feature_range\" must be [LO, HI] with LO < HI with \"normalize\": \"minmax\", "
+              "else null";
     if (bad)
         snprintf(why, cap, "\"options\": %s", bad);
     return bad ? -1 : 0;
@@ -442,7 +474,17 @@ static int compare_options(json_t *op, const na_clean_opts_t *o, char *why, size
     double k = json_number_value(json_object_get(op, "k"));
     double x = json_number_value(json_object_get(op, "nonfinite_value"));
     char fit[64], run[64];
-    if (om != (int)o->method || (om && k != o->k)) {
+    int samples = json_is_true(json_object_get(op, "samples"));
+    int global = json_is_true(json_object_get(op, "global"));
+    if (samples != (o->samples != 0) || global != (o->global != 0)) {
+        /* one statistic per tensor or per feature, over which axis: the
+         * numbers mean something else (a 1-D fit's one statistic would
+         * scale every column of a --global run) */
+        snprintf(fit, sizeof fit, "%s%s", samples ? "--samples" : "--no-samples",
+                 global ? " --global" : "");
+        snprintf(run, sizeof run, "%s%s", o->samples ? "--samples" : "--no-samples",
+                 o->global ? " --global" : "");
+    } else if (om != (int)o->method || (om && k != o->k)) {
         desc_method(fit, sizeof fit, om, k);
         desc_method(run, sizeof run, o->method, o->k);
     } else if (nm != (int)o->normalize) {
@@ -456,7 +498,8 @@ static int compare_options(json_t *op, const na_clean_opts_t *o, char *why, size
         return 0;
     }
     snprintf(why, cap, "--apply-params: the file was fitted with %s, this run has %s (the "
-             "outlier method and K, --normalize and a --nonfinite fill must be those of the fit)",
+             "sample axis and --global, the outlier method and K, --normalize and a "
+             "--nonfinite fill must be those of the fit)",
              fit, run);
     return -1;
 }
@@ -480,6 +523,56 @@ static int field_used(int i, const na_clean_opts_t *o, char *opt, size_t cap)
         return 1;
     }
     return 0;
+}
+
+/* What a fit computes from other numbers of the file must be what they
+ * give (a hand-edited or corrupt file): step 2's bounds are
+ * na_clean_bounds of center, scale and MeanAD, bit for bit (--outliers
+ * clip moves values to them: a lo_bound lowered by 100 wrote values 100
+ * below the data, exit 0, eighteenth fresh-user round); a --nonfinite
+ * zero or value=X fill is 0 or X; the mean that --normalize zscore
+ * subtracts lies within [n_min, n_max] (1.7e308 made every value -Inf).
+ * A scale of 0 with bounds apart, or one whose bounds overflow, fails
+ * the first rule. 0 or -1 with why. */
+static int derived_ok(const char *name, size_t j, const na_clean_opts_t *o,
+                      const na_clean_feat_t *f, char *why, size_t cap)
+{
+    enum { NF_FILL = 0, LO = 4, HI = 5, N_MEAN = 9 };
+    int i = -1;
+    double want = 0;
+    char how[96] = "";
+    na_clean_feat_t b = *f;
+    if (o->method != NA_OM_NONE && isfinite(f->center)) {
+        na_clean_bounds(o, &b);
+        if (!(b.lo_bound == f->lo_bound && b.hi_bound == f->hi_bound)) {
+            i = b.lo_bound == f->lo_bound ? HI : LO;
+            want = i == LO ? b.lo_bound : b.hi_bound;
+            snprintf(how, sizeof how, "center, scale%s and k %.17g give",
+                     o->method == NA_OM_MAD ? ", meanad" : "", o->k);
+        }
+    }
+    if (i < 0 && (o->nonfinite == NA_NF_ZERO || o->nonfinite == NA_NF_VALUE) &&
+        f->nf_fill != (o->nonfinite == NA_NF_ZERO ? 0.0 : o->nf_value)) {
+        i = NF_FILL;
+        want = o->nonfinite == NA_NF_ZERO ? 0.0 : o->nf_value;
+        desc_nonfinite(how, sizeof how, o->nonfinite, o->nf_value);
+        snprintf(how + strlen(how), sizeof how - strlen(how), " fills with");
+    }
+    /* a computed mean may pass a bound by rounding (3 x 0.1 / 3) */
+    double slack = 1e-9 * fmax(fabs(f->n_min), fabs(f->n_max));
+    if (i < 0 && o->normalize == NA_NORM_ZSCORE && isfinite(f->n_mean) &&
+        (f->n_mean < f->n_min - slack || f->n_mean > f->n_max + slack)) {
+        i = N_MEAN;
+        want = f->n_mean < f->n_min ? f->n_min : f->n_max;
+        snprintf(how, sizeof how, "a mean lies within n_min .. n_max, here %s",
+                 f->n_mean < f->n_min ? "from" : "up to");
+    }
+    if (i < 0)
+        return 0;
+    snprintf(why, cap, "bad --apply-params file: tensor '%s': \"%s\"[%zu] = %.17g, but %s "
+             "%.17g (no --save-params writes that: an edited or damaged file)",
+             name, fields[i], j, *field((na_clean_feat_t *)f, i), how, want);
+    return -1;
 }
 
 int cli_params_check(json_t *root, const char *path, const na_clean_opts_t *o, char *why,
@@ -555,6 +648,8 @@ int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
             }
             *field(&ct->feat[j], i) = json_is_null(v) ? NAN : json_number_value(v);
         }
+        if (!ct->feat[j].passthrough && derived_ok(name, j, o, &ct->feat[j], why, cap))
+            return -1;
     }
     ct->fixed = 1;
     return 0;

@@ -1390,6 +1390,20 @@ static na_status_t select_median(const na_tensor_t *t, fit_t *F, const uint64_t 
     return st;
 }
 
+void na_clean_bounds(const na_clean_opts_t *o, na_clean_feat_t *c)
+{
+    if (o->method == NA_OM_ZSCORE) {
+        c->lo_bound = c->center - o->k * c->scale;
+        c->hi_bound = c->center + o->k * c->scale;
+    } else if (c->scale > 0) {
+        c->lo_bound = c->center - o->k * c->scale / NA_MAD_CONST;
+        c->hi_bound = c->center + o->k * c->scale / NA_MAD_CONST;
+    } else {
+        c->lo_bound = c->center - o->k * NA_MEANAD_CONST * c->meanad;
+        c->hi_bound = c->center + o->k * NA_MEANAD_CONST * c->meanad;
+    }
+}
+
 /* --mad: median, MAD and MeanAD of the step-1 values of every feature. */
 static na_status_t fit_mad(const na_tensor_t *t, fit_t *F, na_err_t *err)
 {
@@ -1417,13 +1431,7 @@ static na_status_t fit_mad(const na_tensor_t *t, fit_t *F, na_err_t *err)
         na_clean_feat_t *c = &ct->feat[f];
         c->scale = med[f];
         c->meanad = n[f] ? F->sum_abs[f] / (double)n[f] : NAN;
-        if (c->scale > 0) {
-            c->lo_bound = c->center - F->o->k * c->scale / NA_MAD_CONST;
-            c->hi_bound = c->center + F->o->k * c->scale / NA_MAD_CONST;
-        } else {
-            c->lo_bound = c->center - F->o->k * NA_MEANAD_CONST * c->meanad;
-            c->hi_bound = c->center + F->o->k * NA_MEANAD_CONST * c->meanad;
-        }
+        na_clean_bounds(F->o, c);
     }
     free(n);
     free(med);
@@ -1754,8 +1762,7 @@ na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clea
                 na_clean_feat_t *c = &ct->feat[f];
                 c->center = F.s1[f].mean;
                 c->scale = na_stats_std(&F.s1[f]);
-                c->lo_bound = c->center - o->k * c->scale;
-                c->hi_bound = c->center + o->k * c->scale;
+                na_clean_bounds(o, c);
             }
         } else if (need_stats) {
             st = fit_mad(t, &F, err);

@@ -254,6 +254,14 @@ na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *sh
  * after deciding the rows, for entries set up by na_clean_rows_prepare. */
 void na_clean_rows_done(const na_clean_opts_t *o, na_clean_tensor_t *ct);
 
+/* Step 2's interval of feature c from its center, scale and MeanAD
+ * (o->method, o->k): center -+ K * scale for --zscore; for --mad the
+ * modified z-score's, center -+ K * MAD / 0.6745, or with MAD == 0
+ * center -+ K * 1.253314 * MeanAD (DESIGN.md). Sets lo_bound, hi_bound:
+ * the fit and --apply-params (which checks a file's bounds against it)
+ * compute them alike, bit for bit. */
+void na_clean_bounds(const na_clean_opts_t *o, na_clean_feat_t *c);
+
 /* Read the tensor as many times as the passes above need, estimate every
  * na_clean_feat_t (unless ct->fixed) and decide which rows go. After it,
  * out_rows and out_shape are final and the counts of dropped rows known.

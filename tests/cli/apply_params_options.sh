@@ -34,7 +34,7 @@ differs() {
     [ "$(wc -l <"$T/stderr")" = 1 ] || fail "not one line"
     [ ! -e o ] || fail "output written"
 }
-WHY='(the outlier method and K, --normalize and a --nonfinite fill must be those of the fit)'
+WHY='(the sample axis and --global, the outlier method and K, --normalize and a --nonfinite fill must be those of the fit)'
 differs f.json --mad 3 --outliers clip --normalize minmax --nonfinite mean \
     "f.json: --apply-params: the file was fitted with --zscore 3, this run has --mad 3 $WHY"
 differs f.json --zscore 2.5 --outliers clip --normalize minmax --nonfinite mean \
@@ -53,6 +53,13 @@ differs f.json --zscore 3 --outliers clip --normalize minmax \
     "f.json: --apply-params: the file was fitted with --nonfinite mean, this run has --nonfinite drop $WHY"
 differs v.json --nonfinite value=3 \
     "v.json: --apply-params: the file was fitted with --nonfinite value=2.5, this run has --nonfinite value=3 $WHY"
+# the sample axis and --global give the numbers their meaning too: a 1-D
+# fit's one statistic applied with --global scaled every column of a
+# (200, 4) tensor, exit 0 (eighteenth fresh-user round)
+differs f.json "${F[@]}" --global \
+    "f.json: --apply-params: the file was fitted with --samples, this run has --samples --global $WHY"
+differs f.json "${F[@]}" --no-samples --nonfinite zero --outliers clip \
+    "f.json: --apply-params: the file was fitted with --samples, this run has --no-samples $WHY"
 
 # same options: the same bytes; another --outliers action and
 # --feature-range are the run's choice
@@ -71,6 +78,24 @@ import json; d = json.load(open("f.json")); d["options"]["outlier_method"] = "iq
 json.dump(d, open("bad.json", "w"))' || fail "edit"
 expect_exit 2 "$N" clean "${R[@]}" a.f64 -o o --apply-params bad.json "${F[@]}"
 expect_stderr_contains 'bad.json: bad --apply-params file: "options": "outlier_method" must be "zscore", "mad" or null'
+
+# every option is read strictly: a value of the wrong type or an unknown
+# key (they were taken, exit 0)
+for edit in 'o["samples"] = "yes"' 'o["global"] = 3' 'o["outliers"] = 5' 'o["outliers"] = "zap"' \
+            'o["feature_range"] = "abc"' 'o["feature_range"] = [1, 0]' 'o["colour"] = 1'; do
+    "$NA_PYTHON" -c "
+import json; d = json.load(open('f.json')); o = d['options']; $edit
+json.dump(d, open('bad.json', 'w'))" || fail "edit"
+    expect_exit 2 "$N" clean "${R[@]}" a.f64 -o o --apply-params bad.json "${F[@]}"
+    case $edit in
+    *samples*|*global*) want='"samples" and "global" must be true or false' ;;
+    *outliers*) want='"outliers" must be "drop", "clip", "nan" or "mean" with an outlier method, else null' ;;
+    *feature_range*) want='"feature_range" must be [LO, HI] with LO < HI with "normalize": "minmax", else null' ;;
+    *) want='unknown key "colour"' ;;
+    esac
+    expect_stderr_contains "bad.json: bad --apply-params file: \"options\": $want"
+    [ ! -e o ] || fail "output written ($edit)"
+done
 
 # schema_version 1 (before "options"): applies as before, with a warning
 "$NA_PYTHON" -c '

@@ -52,6 +52,20 @@ bad m.json scale -0.5 "${MM[@]}" '"scale"[0] = -0.5 is negative (a standard devi
 bad m.json meanad -1 "${MM[@]}" '"meanad"[0] = -1 is negative (a standard deviation or MAD is >= 0)'
 bad m.json n_max -50 "${MM[@]}" '"n_max"[0] = -50 is below n_min'
 bad m.json hi_bound -1e300 "${MM[@]}" '"hi_bound"[0] = -1.0000000000000001e+300 is below lo_bound'
+# (eighteenth fresh-user round) numbers a fit computes from others must be
+# what those give: --outliers clip moved flagged values to a lo_bound
+# lowered by 100 (exit 0, "verified"); a scale of 0 or 1e308 with the
+# bounds apart switched the outlier step off; a --nonfinite value=X fill
+# other than X was written; an n_mean of 1e300 made every value -Inf
+REST='(no --save-params writes that: an edited or damaged file)'
+bad z.json lo_bound -100 "${Z[@]}" "\"lo_bound\"[0] = -100, but center, scale and k 1 give 2.1715728752538097 $REST"
+bad z.json scale 0 "${Z[@]}" "\"lo_bound\"[0] = 2.1715728752538097, but center, scale and k 1 give 5 $REST"
+bad z.json scale 1e308 "${Z[@]}" "\"lo_bound\"[0] = 2.1715728752538097, but center, scale and k 1 give -1e+308 $REST"
+bad z.json n_mean 1e300 "${Z[@]}" "\"n_mean\"[0] = 1.0000000000000001e+300, but a mean lies within n_min .. n_max, here up to 7.8284271247461898 $REST"
+bad m.json lo_bound 0 "${MM[@]}" "\"lo_bound\"[0] = 0, but center, scale, meanad and k 3.5 give -5.3780578206078573 $REST"
+"$N" clean "${R[@]}" a.f64 -o v.out --nonfinite value=2.5 --save-params v.json >/dev/null ||
+    fail "save-params value"
+bad v.json nf_fill 99 --nonfinite value=2.5 "\"nf_fill\"[0] = 99, but --nonfinite value=2.5 fills with 2.5 $REST"
 # (tenth fresh-user round) a passthrough that is not a boolean was read as
 # false, and keys no --save-params writes were ignored
 bad z.json passthrough 1 "${Z[@]}" '"passthrough" must be 2 booleans'

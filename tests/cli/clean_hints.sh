@@ -13,10 +13,10 @@ x = np.arange(20.0).reshape(5, 4); np.save("x.npy", x)' || fail "x.npy"
 # --global fit applied without --global, and the reverse
 expect_exit 0 "$N" clean -q x.npy -o g.npy --normalize zscore --global --save-params g.json
 expect_exit 2 "$N" clean -q x.npy -o o.npy --normalize zscore --apply-params g.json
-expect_stderr_contains "g.json: tensor 'data': parameters for 1 features, the data has 4 (the file was fitted with --global: give it here too)"
+expect_stderr_contains "g.json: --apply-params: the file was fitted with --samples --global, this run has --samples (the sample axis and --global,"
 expect_exit 0 "$N" clean -q x.npy -o f.npy --normalize zscore --save-params f.json
 expect_exit 2 "$N" clean -q x.npy -o o.npy --normalize zscore --global --apply-params f.json
-expect_stderr_contains "f.json: tensor 'data': parameters for 4 features, the data has 1 (the file was fitted without --global: leave it out here)"
+expect_stderr_contains "f.json: --apply-params: the file was fitted with --samples, this run has --samples --global (the sample axis and --global,"
 [ ! -e o.npy ] || fail "o.npy written"
 # with it, the fit applies: the same bytes as the fit's own output
 expect_exit 0 "$N" clean -q x.npy -o g2.npy --normalize zscore --global --apply-params g.json

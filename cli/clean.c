@@ -1355,6 +1355,28 @@ static int fsync_dir(const char *dir)
     return r;
 }
 
+/* A writer's refusal that names a tensor ("b: a non-contiguous view,
+ * which clean cannot write back ...") is that entry's error in the
+ * report too: it said "cleaned" beside exit 3 (eighteenth fresh-user
+ * round). The longest name that msg starts with, followed by ": ". */
+static void blame_entry(crun_t *c, const char *msg)
+{
+    cli_clean_entry_t *best = NULL;
+    size_t blen = 0;
+    for (size_t i = 0; i < c->r.n; i++) {
+        cli_clean_entry_t *e = &c->r.e[i];
+        size_t n = e->name ? strlen(e->name) : 0;
+        if (n > blen && !strncmp(msg, e->name, n) && msg[n] == ':' && msg[n + 1] == ' ') {
+            best = e;
+            blen = n;
+        }
+    }
+    if (best) {
+        best->emitted = 0;
+        entry_failed(best, msg);
+    }
+}
+
 /* Write, verify, fsync, rename. Returns the exit code (0 or 4). */
 static int write_output(crun_t *c)
 {
@@ -1495,6 +1517,8 @@ static int write_output(crun_t *c)
         c->r.written = 1;
     } else {
         drop_tmp();
+        if (who == c->r.input)
+            blame_entry(c, err.msg);
         cli_error(who, "%s; nothing written", err.msg);
     }
     wlist_free(c, &wl);
@@ -1539,6 +1563,7 @@ static int dry_open(crun_t *c)
     wlist_free(c, &wl);
     if (st == NA_OK)
         return 0;
+    blame_entry(c, err.msg);
     cli_error(c->r.input, "%s; nothing written", err.msg);
     return cli_exit_for_status(st);
 }

@@ -156,13 +156,21 @@ fi
 # Refusals: one line naming the tensor, exit 3, nothing written, no
 # temporary file; --dry-run refuses the same way.
 refused() { # MESSAGE ARGS...
-    local msg="$1"
+    local msg="$1" name dry
     shift
-    expect_exit 3 "$N" clean "$@" -o r.pt
-    expect_stderr_contains "$msg"
-    [ ! -e r.pt ] || fail "refused run wrote r.pt"
-    expect_exit 3 "$N" clean "$@" -o r.pt --dry-run
-    expect_stderr_contains "$msg"
+    name=${msg#*: }
+    name=${name%%: *}
+    printf '%s' "$msg" >msg.txt
+    for dry in "" --dry-run; do
+        rm -f rep.json
+        expect_exit 3 "$N" clean "$@" -o r.pt $dry --report rep.json
+        expect_stderr_contains "$msg"
+        [ ! -e r.pt ] || fail "refused run wrote r.pt"
+        # the --report entry says "error" and why (it said "cleaned",
+        # reason null: eighteenth fresh-user round)
+        expect_json rep.json "[(t['status'], t['reason'].startswith(open('msg.txt').read().split(': ', 2)[2])) for t in j['tensors'] if t['name'] == '$name']" \
+            '[["error", true]]'
+    done
 }
 refused "m.pt: ids: would become F32, but a PyTorch checkpoint's pickle names each tensor's dtype (I32)" \
     m.pt --normalize minmax

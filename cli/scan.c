@@ -15,7 +15,8 @@
 #include <signal.h>   /* signal, SIGXFSZ */
 #include <inttypes.h> /* PRIu64 */
 #include <stdlib.h>   /* malloc, free */
-#include <string.h>   /* strcmp, strerror, strlen */
+#include <stdio.h>    /* fopen, fread, fclose */
+#include <string.h>   /* strcmp, strncmp, strstr, strerror, strlen */
 #include <sys/stat.h> /* stat */
 #include <unistd.h>   /* isatty */
 
@@ -333,12 +334,33 @@ static void write_outputs(scan_run_t *s)
  * backend has no median, so --device cuda is refused (exit 2, before any
  * input) and auto stays on the CPU. Returns 0 or 2; *device: the mode to
  * open. */
-/* A --report may not replace a file the run audits: the arguments were
- * checked before the walk, but a shard an index names and a file found
- * in a directory are inputs too (the man page, --report). Files the walk
- * lists as skipped are not: a report kept in the scanned folder
- * (ckpt/report.json) is written again on the next run. 2 after a
- * message, or 0. */
+/* 1 when the file at path is empty or begins as one of the reports
+ * nanaudit writes: JSON ("tool": {"name": "nanaudit"), SARIF (its
+ * driver's "name": "nanaudit"), JUnit (<testsuites name="nanaudit") or
+ * Markdown ("## nanaudit: "), in its first 1 KiB. */
+static int own_report(const char *path)
+{
+    char b[1025];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(b, 1, sizeof b - 1, f);
+    fclose(f);
+    b[n] = '\0';
+    if (n == 0 || !strncmp(b, "## nanaudit: ", 13))
+        return 1;
+    if (b[0] == '{')
+        return strstr(b, "\"name\": \"nanaudit\"") != NULL;
+    return !strncmp(b, "<?xml", 5) && strstr(b, "<testsuites name=\"nanaudit\"") != NULL;
+}
+
+/* A --report may not replace a file of the run: the arguments were
+ * checked before the walk, but a shard an index names and every file
+ * found in a directory are inputs too (the man page, --report), those
+ * the walk skips or cannot read included (notes.txt, a raw file without
+ * --dtype: they were overwritten, eighteenth fresh-user round). Only a
+ * report of an earlier run kept in the scanned folder (ckpt/report.json,
+ * which the walk skips) is written again. 2 after a message, or 0. */
 static int reports_vs_walk(const cli_opts_t *o, const na_walk_t *w)
 {
     for (size_t k = 0; k < o->n_reports; k++) {
@@ -348,11 +370,14 @@ static int reports_vs_walk(const cli_opts_t *o, const na_walk_t *w)
         for (size_t i = 0; i < w->n; i++) {
             const na_walk_item_t *it = &w->items[i];
             struct stat si;
-            if (it->skip_reason || it->error || stat(it->path, &si) != 0 ||
-                si.st_dev != sr.st_dev || si.st_ino != sr.st_ino)
+            if (stat(it->path, &si) != 0 || si.st_dev != sr.st_dev || si.st_ino != sr.st_ino)
                 continue;
-            cli_error(o->reports[k], "--report would overwrite an input file (%s); the input "
-                      "is never modified", it->path);
+            int audited = !it->skip_reason && !it->error;
+            if (!audited && own_report(o->reports[k]))
+                continue;
+            cli_error(o->reports[k], "--report would overwrite %s (%s); the input is never "
+                      "modified", audited ? "an input file" : "a file of the scanned directory "
+                      "that is not a nanaudit report", it->path);
             return 2;
         }
     }

@@ -53,6 +53,26 @@ expect_exit 0 "$N" scan ck --report ck/report.json
 expect_exit 0 "$N" scan ck --report ck/report.json
 expect_json ck/report.json '[f["path"] for f in j["files"]]' \
     '["ck/model.safetensors.index.json", "ck/s1.safetensors", "ck/s2.safetensors"]'
+# (eighteenth fresh-user round) the files the walk skips or cannot read
+# are the folder's files too: notes.txt and a raw file scanned without
+# --dtype were overwritten. Only a nanaudit report of an earlier run
+# (every format, or an empty file) is written again.
+echo "my notes" >ck/notes.txt
+head -c 4096 /dev/urandom >ck/raw.bin
+cp ck/notes.txt notes.orig
+cp ck/raw.bin raw.orig
+expect_exit 2 "$N" scan ck --report ck/notes.txt
+expect_stderr_contains "nanaudit: ck/notes.txt: --report would overwrite a file of the scanned directory that is not a nanaudit report (ck/notes.txt); the input is never modified"
+expect_exit 2 "$N" scan ck --report ck/out.json --report ck/raw.bin
+expect_stderr_contains "(ck/raw.bin); the input is never modified"
+cmp -s ck/notes.txt notes.orig || fail "notes.txt changed"
+cmp -s ck/raw.bin raw.orig || fail "raw.bin changed"
+rm ck/notes.txt ck/raw.bin
+: >ck/empty.md
+for run in 1 2; do
+    expect_exit 0 "$N" scan ck --report ck/r.xml --report ck/r.md --report ck/r.sarif --report ck/empty.md
+done
+head -c 13 ck/empty.md | grep -q '^## nanaudit: ' || fail "empty.md not written"
 # clean --report through a dangling link to the output (the output is
 # not there yet): refused before any work; it replaced the cleaned copy
 ln -s o3.npy r3.json

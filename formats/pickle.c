@@ -40,6 +40,11 @@
 
 #define PK_MAX_DEPTH 200
 #define PK_MAX_LEAVES 1000000u
+/* Objects in the arena, about 200 bytes each: 800 MiB at most. A 5 MB
+ * pickle of 5 M None took 5.8 GB (1.2 KB an object, eighteenth
+ * fresh-user round); a checkpoint's pickle has a few dozen objects per
+ * tensor, thousands to a few hundred thousand in all. */
+#define PK_MAX_OBJECTS (4u << 20)
 
 typedef enum otype {
     O_NONE, O_BOOL, O_INT, O_BIGINT, O_FLOAT, O_STR, O_BYTES, O_TUPLE, O_LIST, O_DICT,
@@ -72,7 +77,7 @@ struct obj {
     obj_t *storage;
     uint64_t off;
     int ndim;
-    uint64_t shape[NA_MAX_NDIM], stride[NA_MAX_NDIM];
+    uint64_t *shape, *stride; /* NA_MAX_NDIM each, one allocation (TENSOR only) */
     int8_t structure;   /* has_structure's answer: 0 not known yet, 1 no, 2 yes */
 };
 
@@ -165,10 +170,21 @@ static na_status_t bad(pk_t *p, const char *what)
     return na_err_set(p->err, NA_E_FORMAT, "pickle: %s (opcode at byte %zu)", what, p->op_at);
 }
 
-static na_status_t nomem(pk_t *p) { return na_err_set(p->err, NA_E_NOMEM, "out of memory"); }
+static na_status_t nomem(pk_t *p)
+{
+    if (p->n_arena >= PK_MAX_OBJECTS) /* new_obj's refusal */
+        return na_err_set(p->err, NA_E_UNSUPPORTED,
+                          "pickle: more than %u objects (a tensor checkpoint has a few dozen "
+                          "per tensor; opcode at byte %zu)", PK_MAX_OBJECTS, p->op_at);
+    return na_err_set(p->err, NA_E_NOMEM, "out of memory");
+}
 
+/* A new object in the arena; NULL when out of memory or past
+ * PK_MAX_OBJECTS (nomem tells which). */
 static obj_t *new_obj(pk_t *p, otype_t t)
 {
+    if (p->n_arena >= PK_MAX_OBJECTS)
+        return NULL;
     if (p->n_arena == p->cap_arena) {
         size_t nc = p->cap_arena ? 2 * p->cap_arena : 256;
         obj_t **a = realloc(p->arena, nc * sizeof *a);
@@ -191,6 +207,7 @@ static void free_arena(pk_t *p)
         free(p->arena[i]->s);
         free(p->arena[i]->it);
         free(p->arena[i]->view_key);
+        free(p->arena[i]->shape);
         free(p->arena[i]);
     }
     free(p->arena);
@@ -359,8 +376,9 @@ static na_status_t rebuild_tensor(pk_t *p, obj_t *args, int v3, obj_t **out)
     if (args->t != O_TUPLE || args->n < 4 || (v3 && args->n < 7))
         return bad(p, "tensor rebuild with too few arguments");
     obj_t *t = new_obj(p, O_TENSOR);
-    if (t == NULL)
+    if (t == NULL || (t->shape = calloc(2 * NA_MAX_NDIM, sizeof *t->shape)) == NULL)
         return nomem(p);
+    t->stride = t->shape + NA_MAX_NDIM;
     int nd2 = 0;
     if (args->it[0]->t != O_STORAGE || as_u64(args->it[1], &t->off) != 0 ||
         dims(args->it[2], t->shape, &t->ndim) != 0 || dims(args->it[3], t->stride, &nd2) != 0 ||

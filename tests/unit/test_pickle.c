@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h> /* malloc, free */
 #include <string.h>
 
 #include <cmocka.h>
@@ -118,6 +119,29 @@ static void hostile_structures(void **state)
         assert_int_equal(load((const uint8_t *)c[i].pk, c[i].n, &r, &e), NA_E_FORMAT);
         assert_memory_equal(e.msg, c[i].msg, strlen(c[i].msg));
     }
+}
+
+/* A list of 2^22 + 8 None (4 MB): every opcode made an object of 1.2 KB
+ * (a 5 MB pickle took 5.8 GB, eighteenth fresh-user round); now objects
+ * are ~200 bytes and past 2^22 the pickle is refused, one line, exit 3. */
+static void object_cap(void **state)
+{
+    (void)state;
+    size_t nn = (4u << 20) + 8, n = 0;
+    uint8_t *b = malloc(nn + 8);
+    assert_non_null(b);
+    memcpy(b, "\x80\x02](", 4);
+    n = 4;
+    memset(b + n, 'N', nn);
+    n += nn;
+    memcpy(b + n, "e.", 2);
+    n += 2;
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(b, n, &r, &e), NA_E_UNSUPPORTED);
+    assert_string_equal(e.msg, "pickle: more than 4194304 objects (a tensor checkpoint has a few "
+                               "dozen per tensor; opcode at byte 4194306)");
+    free(b);
 }
 
 /* d0 = {}; d(k+1) = {'a': dk, 'b': dk}: 2^40 leaves from 40 levels of
@@ -292,7 +316,7 @@ int main(void)
         cmocka_unit_test(hostile_structures), cmocka_unit_test(exponential_sharing),
         cmocka_unit_test(magic_number), cmocka_unit_test(hidden_tensors),
         cmocka_unit_test(shared_lists), cmocka_unit_test(empty_setitems),
-        cmocka_unit_test(float_repr),
+        cmocka_unit_test(float_repr), cmocka_unit_test(object_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

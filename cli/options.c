@@ -442,6 +442,33 @@ void cli_opts_init(cli_opts_t *o)
     cli_clean_opts_init(&o->clean);
 }
 
+/* Options given twice in this command line, by table index (cli_parse). */
+static unsigned char g_seen[sizeof opts / sizeof opts[0]];
+
+/* A value option given a second time replaced the first without a word:
+ * `--fail-on nan --fail-on outliers` stopped failing on NaN, a second
+ * --policy dropped the first (eighteenth fresh-user round). Only the
+ * options that collect values (--include, --exclude, --together, scan's
+ * --report) and those with a message of their own (-o, clean's
+ * --report) may repeat. 0, or 2 after the usage message. */
+static int once(const cli_option_t *opt, const cli_opts_t *o)
+{
+    static const char *const many[] = {"include", "exclude", "together", "report", "output"};
+    if (!opt->arg)
+        return 0; /* a flag again changes nothing */
+    for (size_t k = 0; k < sizeof many / sizeof many[0]; k++)
+        if (!strcmp(opt->name, many[k]))
+            return 0;
+    if (!g_seen[opt - opts]++)
+        return 0;
+    return cli_usage(o->cmd, "--%s given twice: it takes one value, which a second would "
+                     "replace%s", opt->name,
+                     !strcmp(opt->name, "fail-on") ? " (list every kind in one --fail-on: "
+                                                     "nan,inf,outliers)"
+                     : !strcmp(opt->name, "policy") ? " (one policy file holds every rule)"
+                                                    : "");
+}
+
 /* The table entry for "--name" (name without dashes, len bytes) or -c. */
 static const cli_option_t *lookup(const char *name, size_t len, char c)
 {
@@ -477,7 +504,10 @@ static int parse_short(int argc, char **argv, int *i, cli_opts_t *o)
             val = argv[++*i];
         else if (opt->arg)
             return cli_usage(o->cmd, "--%s needs an argument %s", opt->name, opt->arg);
-        int rc = opt->set(o, val, opt->name);
+        int rc = once(opt, o);
+        if (rc)
+            return rc;
+        rc = opt->set(o, val, opt->name);
         if (rc || opt->arg)
             return rc;
     }
@@ -504,12 +534,14 @@ static int parse_one(int argc, char **argv, int *i, cli_opts_t *o)
     } else if (eq) {
         return cli_usage(o->cmd, "--%s takes no argument", opt->name);
     }
-    return opt->set(o, val, opt->name);
+    int rc = once(opt, o);
+    return rc ? rc : opt->set(o, val, opt->name);
 }
 
 int cli_parse(int argc, char **argv, int first, cli_opts_t *o)
 {
     int only_files = 0;
+    memset(g_seen, 0, sizeof g_seen);
     o->argc = argc;
     o->argv = argv;
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);

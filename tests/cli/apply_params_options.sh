@@ -58,15 +58,15 @@ differs v.json --nonfinite value=3 \
 # (200, 4) tensor, exit 0 (eighteenth fresh-user round)
 differs f.json "${F[@]}" --global \
     "f.json: --apply-params: the file was fitted with --samples, this run has --samples --global $WHY"
-differs f.json "${F[@]}" --no-samples --nonfinite zero --outliers clip \
+differs f.json --zscore 3 --outliers clip --normalize minmax --nonfinite zero --no-samples \
     "f.json: --apply-params: the file was fitted with --samples, this run has --no-samples $WHY"
 
 # same options: the same bytes; another --outliers action and
 # --feature-range are the run's choice
 expect_exit 0 "$N" clean "${R[@]}" a.f64 -o f2.out --apply-params f.json "${F[@]}"
 cmp -s f.out f2.out || fail "round trip differs"
-expect_exit 0 "$N" clean "${R[@]}" a.f64 -o f3.out --apply-params f.json "${F[@]}" \
-    --outliers nan --feature-range -1:1
+expect_exit 0 "$N" clean "${R[@]}" a.f64 -o f3.out --apply-params f.json \
+    --zscore 3 --outliers nan --normalize minmax --nonfinite mean --feature-range -1:1
 "$NA_PYTHON" -c '
 import numpy as np, sys
 a = np.fromfile("f.out"); b = np.fromfile("f3.out")

@@ -81,4 +81,26 @@ expect_exit 0 "$NANAUDIT" scan --version
 # "--" ends the options: a file named like a flag is an input (exit 3: missing)
 expect_exit 3 "$NANAUDIT" scan -- --zscore
 expect_stderr_contains "nanaudit: --zscore: "
+
+# a value option given twice is a usage error: the second replaced the
+# first, and `--fail-on nan --fail-on outliers` let a NaN pass (exit 0,
+# eighteenth fresh-user round); options that collect values repeat
+F="$NA_SRC/examples/nan.safetensors"
+[ -f "$F" ] || F="$(ls "$NA_SRC"/examples/*.safetensors | head -1)"
+expect_exit 2 "$NANAUDIT" scan --fail-on nan --fail-on outliers "$F"
+expect_stderr_contains "nanaudit: --fail-on given twice: it takes one value, which a second would replace (list every kind in one --fail-on: nan,inf,outliers)"
+printf 'version: 1\ndefaults:\n  fail_on: [nan]\n' >"$T/a.yaml"
+printf 'version: 1\ndefaults:\n  fail_on: none\n' >"$T/b.yaml"
+expect_exit 2 "$NANAUDIT" scan --policy "$T/a.yaml" --policy="$T/b.yaml" "$F"
+expect_stderr_contains "--policy given twice: it takes one value, which a second would replace (one policy file holds every rule)"
+expect_exit 2 "$NANAUDIT" scan --zscore 3 --zscore 4 "$F"
+expect_stderr_contains "--zscore given twice"
+expect_exit 2 "$NANAUDIT" clean --nonfinite zero --nonfinite mean "$F" -o "$T/o.st"
+expect_stderr_contains "--nonfinite given twice"
+expect_exit 2 "$NANAUDIT" scan --max-nan-fraction 0.1 --max-nan-fraction 0.2 "$F"
+expect_stderr_contains "--max-nan-fraction given twice"
+# flags and collecting options may repeat
+"$NANAUDIT" scan -q -q --report "$T/a.json" --report "$T/b.json" "$F" >/dev/null 2>&1
+[ $? -le 1 ] || fail "repeated -q / --report refused"
+[ -s "$T/a.json" ] && [ -s "$T/b.json" ] || fail "both reports"
 pass

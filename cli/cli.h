@@ -140,9 +140,12 @@ int cli_link_target(const char *path, char *out);
 int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,
                           size_t n_inputs, const char *output, int creatable);
 /* A file nanaudit writes (flag "-o", "--report", "--save-params") named
- * "-": 2 after a usage error of command cmd (CLI_SCAN, CLI_CLEAN; hint:
- * NULL or where the same output goes to standard output), since '-' is
- * never standard output here; 0 for any other path (./- included). */
+ * "-", or one that is this run's standard output or error while that is a
+ * regular file (/dev/stdout >> ci.log): 2 after a usage error of command
+ * cmd (CLI_SCAN, CLI_CLEAN; hint: NULL or where the same output goes to
+ * standard output), since '-' is never standard output here and the log
+ * would be cut or replaced; 0 for any other path (./- included, and
+ * /dev/stdout on a pipe or terminal). */
 int cli_check_dash(int cmd, const char *path, const char *flag, const char *hint);
 /* clean writes the input's format (format: na_input_format's name) under
  * any name: one warning line when OUT's extension names another format

@@ -90,10 +90,26 @@ int cli_check_dash(int cmd, const char *path, const char *flag, const char *hint
     /* Many tools write standard output for '-'; nanaudit's reports and
      * copies are files only, so '-' would silently become ./- (an input
      * '-' is refused alike, formats/sniff.c). */
-    if (!path || strcmp(path, "-"))
+    if (!path)
         return 0;
-    return cli_usage(cmd, "%s: '-' is not standard output: give a file name (./- for a file "
-                     "named '-'%s%s)", flag, hint ? "; " : "", hint ? hint : "");
+    if (!strcmp(path, "-"))
+        return cli_usage(cmd, "%s: '-' is not standard output: give a file name (./- for a "
+                         "file named '-'%s%s)", flag, hint ? "; " : "", hint ? hint : "");
+    /* /dev/stdout (or /dev/fd/1, /proc/self/fd/2) when standard output
+     * or error is a regular file, a CI log: a report opened with O_TRUNC
+     * through it cut the log, --save-params and -o --force renamed a new
+     * file over it or over /dev/stdout itself (eighteenth fresh-user
+     * round). A pipe or terminal there is no file to lose: a report
+     * through it is read by whatever is on the other end. */
+    struct stat sp, sf;
+    for (int fd = 1; fd <= 2; fd++)
+        if (stat(path, &sp) == 0 && fstat(fd, &sf) == 0 && S_ISREG(sf.st_mode) &&
+            sp.st_dev == sf.st_dev && sp.st_ino == sf.st_ino)
+            return cli_usage(cmd, "%s: '%s' is this run's standard %s, a file that writing "
+                             "it would %s; give a file name of its own", flag, path,
+                             fd == 1 ? "output" : "error",
+                             strcmp(flag, "--report") ? "replace" : "truncate");
+    return 0;
 }
 
 void cli_warn_out_format(const char *out, const char *format)

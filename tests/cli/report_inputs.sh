@@ -73,6 +73,30 @@ for run in 1 2; do
     expect_exit 0 "$N" scan ck --report ck/r.xml --report ck/r.md --report ck/r.sarif --report ck/empty.md
 done
 head -c 13 ck/empty.md | grep -q '^## nanaudit: ' || fail "empty.md not written"
+
+# /dev/stdout while standard output is a file (a CI log): --report cut
+# the log (O_TRUNC), --save-params and -o --force renamed a new file over
+# it or over /dev/stdout itself (eighteenth fresh-user round). Refused;
+# on a pipe it is where the report goes.
+seq 5 >ci.log
+rc=0
+"$N" scan -q m.safetensors --report /dev/stdout >>ci.log 2>err.txt || rc=$?
+assert_eq "$rc" 2 "--report /dev/stdout >> ci.log"
+grep -q "^nanaudit: --report: '/dev/stdout' is this run's standard output, a file that writing it would truncate; give a file name of its own" err.txt ||
+    fail "message: $(cat err.txt)"
+rc=0
+"$N" clean -q --nonfinite zero m.safetensors -o x.st --save-params /dev/fd/1 >>ci.log 2>err.txt || rc=$?
+assert_eq "$rc" 2 "--save-params /dev/fd/1 >> ci.log"
+# (/dev/fd/1 here: a nanaudit that renamed over /dev/stdout would break
+# the test machine; /proc refuses the rename)
+rc=0
+"$N" clean -q --nonfinite zero m.safetensors -o /dev/fd/1 --force >>ci.log 2>err.txt || rc=$?
+assert_eq "$rc" 2 "-o /dev/fd/1 --force >> ci.log"
+grep -q "^nanaudit: -o: '/dev/fd/1' is this run's standard output, a file that writing it would replace" err.txt ||
+    fail "message: $(cat err.txt)"
+assert_eq "$(cat ci.log)" "$(seq 5)" "ci.log"
+"$N" scan -q m.safetensors --report /dev/stdout | grep -q '"schema_version": 1' ||
+    fail "--report /dev/stdout on a pipe"
 # clean --report through a dangling link to the output (the output is
 # not there yet): refused before any work; it replaced the cleaned copy
 ln -s o3.npy r3.json

@@ -35,6 +35,19 @@ if [ -w /dev/full ]; then
     expect_json "$T/so.json" '[j["summary"]["exit_code"], j["summary"]["nan"]]' '[4, 1]'
     head -1 "$T/so.md" | grep -qF '(exit 4)' || fail "so.md heading: $(head -1 "$T/so.md")"
 fi
+# standard output a pipe its reader closed: EPIPE, the same exit 4 and
+# report (SIGPIPE killed the run: exit 141, the report said 1; eighteenth
+# fresh-user round). 3000 tensors print more than a pipe holds.
+"$NA_PYTHON" -c "
+import numpy as np
+from safetensors.numpy import save_file
+save_file({f't{i:04d}': np.array([1, np.nan], np.float32) for i in range(3000)}, '$T/many.safetensors')
+" || fail "many.safetensors"
+"$NANAUDIT" scan --report "$T/pipe.json" "$T/many.safetensors" 2>"$T/pipe.err" | true
+rc=${PIPESTATUS[0]}
+assert_eq "$rc" "4" "exit with the pipe closed"
+assert_eq "$(cat "$T/pipe.err")" "nanaudit: write error on standard output" "closed pipe line"
+expect_json "$T/pipe.json" 'j["summary"]["exit_code"]' '4'
 # a report cut short by a full disk (here RLIMIT_FSIZE: 4 KiB) is removed,
 # not left for a CI step to upload (tenth fresh-user round: 0-byte files
 # were left, an earlier report of that name destroyed); the other report

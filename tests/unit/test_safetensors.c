@@ -80,6 +80,41 @@ static void expect_error(const char *header, const void *data, size_t dlen, na_s
     assert_null(strchr(err.msg, '\n'));
 }
 
+/* A header of 2^24 + 1 JSON values is refused before jansson builds them
+ * (33 M empty arrays in a 99 MB header took 4.5 GB, eighteenth fresh-user
+ * round); one value fewer is parsed (and refused for its content). Values
+ * are counted as jansson makes them: strings and keys, numbers, literals,
+ * arrays, objects - not a digit or letter inside another. */
+static void test_json_value_cap(void **state)
+{
+    (void)state;
+    const size_t cap = (size_t)16 << 20;
+    /* {"x":[ then 0,0,...: the object, its key and the array, then cap - 3
+     * zeros: cap values; one zero more: cap + 1 */
+    size_t len = 6 + 2 * (cap - 1) + 2 + 16;
+    char *h = malloc(len);
+    assert_non_null(h);
+    for (int more = 0; more < 2; more++) {
+        size_t k = 0;
+        memcpy(h, "{\"x\":[", 6);
+        k = 6;
+        for (size_t i = 0; i < cap - 3 + (size_t)more; i++) {
+            memcpy(h + k, i ? ",0" : "0", i ? 2 : 1);
+            k += i ? 2 : 1;
+        }
+        memcpy(h + k, "]}", 3);
+        if (more)
+            expect_error(h, NULL, 0, NA_E_UNSUPPORTED,
+                         "header holds more than 16777216 JSON values (a tensor takes about "
+                         "13): not parsed, it would take gigabytes");
+        else /* parsed: then refused as a tensor entry that is not an object */
+            expect_error(h, NULL, 0, NA_E_FORMAT, "tensor 'x'");
+    }
+    /* numbers and words of several characters count once */
+    expect_error("{\"x\":[12345,-0.5e-3,true,false,null]}", NULL, 0, NA_E_FORMAT, "tensor 'x'");
+    free(h);
+}
+
 /* Read all bytes of entry i through its source. */
 static void read_entry(na_input_t *in, size_t i, void *out, size_t n)
 {
@@ -666,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_layout_rules),  cmocka_unit_test(test_many_tensors),
         cmocka_unit_test(test_mapfile),       cmocka_unit_test(test_mapfile_sigbus),
         cmocka_unit_test(test_bad_corpus),    cmocka_unit_test(test_scan_across_windows),
+        cmocka_unit_test(test_json_value_cap),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -207,6 +207,8 @@ static int set_length(cli_opts_t *o, const char *a, const char *n)
     uint64_t v;
     if (parse_u64(a, &v))
         return BAD(o, n, a, "a byte count");
+    if (v == NA_RAW_TO_EOF) /* the "not given" value: it read to the end of the file */
+        return cli_usage(o->cmd, "--%s: '%s' bytes is more than any file holds", n, a);
     o->open.raw_length = v;
     o->raw_only_given = 1;
     o->raw_only_name = "--length";

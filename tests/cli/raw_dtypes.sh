@@ -111,5 +111,10 @@ expect_stderr_contains "shape [1000] of F32 needs 4000 bytes, but the data after
 expect_exit 3 "$NANAUDIT" scan --dtype F32 --offset 2400 "$T/f32le.bin"
 expect_stderr_contains "no data after --offset 2400 (the file has 2400 bytes); give --shape with a 0 dimension or --length 0 if no data is right"
 expect_exit 0 "$NANAUDIT" scan --dtype F32 --offset 2400 --length 0 "$T/f32le.bin"
+# 2^64 - 1 was the "not given" value: read to the end of the file, where
+# 2^64 - 2 is past it (eighteenth fresh-user round)
+expect_exit 2 "$NANAUDIT" scan --dtype F32 --length 18446744073709551615 "$T/f32le.bin"
+expect_stderr_contains "--length: '18446744073709551615' bytes is more than any file holds"
+expect_exit 3 "$NANAUDIT" scan --dtype F32 --length 18446744073709551614 "$T/f32le.bin"
 expect_exit 0 "$NANAUDIT" scan --dtype F32 --offset 2400 --shape 0x4 "$T/f32le.bin"
 pass

@@ -61,10 +61,9 @@ size_t na_utf8_seq_len(const void *p, size_t n)
     return len;
 }
 
-/* 1 when the well-formed sequence s (len bytes) must be escaped anyway:
- * a C1 control or a bidi / line separator format character. */
-static int dangerous_seq(const unsigned char *s, size_t len)
+int na_escape_dangerous(const void *p, size_t len)
 {
+    const unsigned char *s = p;
     if (len == 2)
         return s[0] == 0xc2 && s[1] < 0xa0; /* U+0080..U+009F */
     if (len != 3 || s[0] != 0xe2)
@@ -130,7 +129,7 @@ size_t na_escape_text(const char *str, char *out, size_t cap)
             size_t len = na_utf8_seq_len(s + i, n - i);
             if (len == 0) {
                 put_hex(&o, c); /* one bad byte; resynchronise on the next */
-            } else if (dangerous_seq(s + i, len)) {
+            } else if (na_escape_dangerous(s + i, len)) {
                 put_escaped_bytes(&o, s + i, len);
                 i += len;
                 continue;

@@ -13,7 +13,9 @@
  * packages/core/src/command.ts, escapeData and escapeProperty): in the
  * message, % -> %25, \r -> %0D, \n -> %0A; in a property value (file,
  * title) also : -> %3A and , -> %2C. Other control characters (C0, DEL,
- * C1) and bytes that are not UTF-8 are written as the text \xhh, so one
+ * C1), line separators and bidi overrides (U+202E, which reorders what
+ * the annotation shows: eighteenth fresh-user round; na_escape_dangerous,
+ * as the text report) and bytes that are not UTF-8 are written as the text \xhh, so one
  * annotation stays one line and a name cannot start a new command. That
  * escape is ours, not GitHub's (a backslash means nothing to the runner),
  * so a backslash of the text itself is written \\, as the text report
@@ -34,8 +36,7 @@ static void gh_put(FILE *out, const char *s, int property)
             fprintf(out, "%%%02X", c);
         } else if (c == '\\') {
             fputs("\\\\", out);
-        } else if (len == 0 || c < 0x20 || c == 0x7f ||
-                   (len == 2 && c == 0xC2 && (unsigned char)s[i + 1] < 0xA0)) {
+        } else if (len == 0 || c < 0x20 || c == 0x7f || na_escape_dangerous(s + i, len)) {
             for (size_t k = 0; k < (len ? len : 1); k++) /* as na_escape_text */
                 fprintf(out, "\\x%02x", (unsigned char)s[i + k]);
         } else {

@@ -27,6 +27,15 @@ expect_exit 1 "$N" scan bs.safetensors
 expect_stdout_contains '  a\\x01 '
 expect_stdout_contains '  b\x01 '
 
+# a bidi override (U+202E) in a file name is escaped as the text report
+# escapes it: it reordered what the annotation showed (eighteenth
+# fresh-user round); other non-ASCII text stays as it is
+cp bs.safetensors "$(printf 'bidi\xe2\x80\xaeX-\xc3\xa9.safetensors')"
+expect_exit 1 "$N" scan --format github "$(printf 'bidi\xe2\x80\xaeX-\xc3\xa9.safetensors')"
+expect_stdout_contains "$(printf '::error file=bidi\\xe2\\x80\\xaeX-\xc3\xa9.safetensors,title=nanaudit nan%%3A a')"
+expect_exit 1 "$N" scan "$(printf 'bidi\xe2\x80\xaeX-\xc3\xa9.safetensors')"
+expect_stdout_contains "$(printf 'bidi\\xe2\\x80\\xaeX-\xc3\xa9.safetensors (safetensors)')"
+
 # one line for one failed write to standard output, whatever the format
 if [ -w /dev/full ]; then
     for fmt in text json github; do

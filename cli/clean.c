@@ -1637,7 +1637,7 @@ static int finish(crun_t *c, int rc)
      * with one line, and the report on stdout says exit_code 4. A
      * regular file left half written is removed, not left to be read. */
     if (o->report && !usage) {
-        int e = cli_write_report_file(o->report, clean_report_write, &c->r);
+        int e = cli_write_file(o->report, clean_report_write, &c->r, 1);
         if (e) {
             cli_error(o->report, "cannot write the report: %s",
                       e > 0 ? strerror(e) : "out of memory");
@@ -1664,7 +1664,7 @@ static int finish(crun_t *c, int rc)
     if (out_bad && cli_exit_merge(rc, 4) != rc) {
         rc = cli_exit_merge(rc, 4);
         c->r.exit_code = rc;
-        if (o->report && cli_write_report_file(o->report, clean_report_write, &c->r))
+        if (o->report && cli_write_file(o->report, clean_report_write, &c->r, 1))
             cli_error(o->report, "cannot write the report");
     }
     na_sha256_file_cancel(c->sha); /* an error or a refusal came first */

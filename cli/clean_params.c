@@ -29,14 +29,12 @@
 
 #include <errno.h>    /* errno, ENOMEM */
 #include <jansson.h>
-#include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* isfinite, fabs, fmax, NAN */
 #include <stdint.h>   /* UINT64_MAX */
-#include <stdio.h>    /* snprintf, rename, fdopen, fflush, fclose */
-#include <stdlib.h>   /* strtod, malloc, mkstemp */
-#include <string.h>   /* strcmp, strrchr */
-#include <sys/stat.h> /* stat, lstat, fchmod, umask */
-#include <unistd.h>   /* fsync, close, unlink */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* free */
+#include <string.h>   /* strcmp, strlen */
+#include <sys/stat.h> /* stat, S_ISDIR */
 
 #define NFIELDS 11
 static const char *const fields[NFIELDS] = {"nf_fill", "center", "scale", "meanad", "lo_bound",
@@ -130,69 +128,23 @@ int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct)
     return json_object_set_new(json_object_get(root, "tensors"), name, e);
 }
 
-static int save_file(json_t *root, const char *path)
+static int dump_params(void *ctx, FILE *fp)
 {
-    const size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17);
-    struct stat sb;
-    int exists = stat(path, &sb) == 0;
-    if (exists && !S_ISREG(sb.st_mode))
-        return json_dump_file(root, path, flags); /* /dev/stdout, a FIFO: as given */
-    /* A regular file: written beside it and renamed over it, so that a
-     * full disk or an interruption leaves the old file (or none), never
-     * a truncated one that --apply-params would refuse later. */
-    const char *slash = strrchr(path, '/');
-    int dl = slash ? (int)(slash - path) + 1 : 0;
-    size_t cap = (size_t)dl + 40;
-    char *tmp = malloc(cap);
-    if (tmp == NULL) {
-        errno = ENOMEM;
-        return -1;
-    }
-    snprintf(tmp, cap, "%.*s.nanaudit-tmp-params-XXXXXX", dl, path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        errno = e;
-        return -1;
-    }
-    mode_t um = umask(0); /* mkstemp makes 0600; a params file is shared */
-    umask(um);
-    /* a file replaced keeps its permission bits (an 0600 one stays
-     * private), as writing into it did before the rename */
-    mode_t mode = exists ? sb.st_mode & 07777 : 0666 & ~um;
     /* stdio, not json_dumpfd: jansson takes a short write (a full disk, a
      * file-size limit) as a failure and leaves errno as it was; fwrite
      * retries it, and the retry's write(2) says why */
-    FILE *fp = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
-    int rc = fp && json_dumpf(root, fp, flags) == 0 && fflush(fp) == 0 && fsync(fd) == 0
-                 ? 0
-                 : -1;
-    int e = errno;
-    if ((fp ? fclose(fp) : close(fd)) != 0 && rc == 0) {
-        rc = -1;
-        e = errno;
-    }
-    if (rc == 0 && rename(tmp, path) != 0) {
-        rc = -1;
-        e = errno;
-    }
-    if (rc != 0)
-        unlink(tmp);
-    free(tmp);
-    errno = e;
-    return rc;
+    return json_dumpf(ctx, fp, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 }
 
 int cli_params_save(json_t *root, const char *path)
 {
-    /* A symbolic link (params.json -> params-v3.json) is written through,
-     * as --report and a shell's '>' write it: the rename replaces its
-     * target, not the link itself; a dangling link's target is created. */
-    char real[PATH_MAX];
-    if (cli_link_target(path, real) != 0)
-        return -1;
-    return save_file(root, real);
+    /* written beside it and renamed over it (a symbolic link's target),
+     * so that a full disk or an interruption leaves the old file, never a
+     * truncated one that --apply-params would refuse later */
+    int e = cli_write_file(path, dump_params, root, 0);
+    if (e)
+        errno = e > 0 ? e : ENOMEM;
+    return e ? -1 : 0;
 }
 
 /* Feature j's value of field i, NaN for null (a statistic not defined). */

@@ -17,7 +17,7 @@ json_t *cli_params_new(const na_clean_opts_t *o);
 int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct);
 /* Write the file; 0, or -1 with errno set. A regular file (or a new
  * one) is written as a hidden temporary file beside it
- * (.nanaudit-tmp-params-XXXXXX), fsync'ed and renamed over it: a failure
+ * (.nanaudit-tmp-XXXXXX, cli_write_file), fsync'ed and renamed over it: a failure
  * leaves the previous file as it was, or no file. Anything else
  * (/dev/stdout, a FIFO) is written as given. */
 int cli_params_save(json_t *root, const char *path);

@@ -218,11 +218,18 @@ enum { CLI_RF_JSON = 0, CLI_RF_JUNIT, CLI_RF_MARKDOWN, CLI_RF_SARIF };
 /* CLI_RF_* of a --report path: by extension (.json, .xml, .md/.markdown,
  * .sarif; ASCII case ignored), else --report-format (default JSON). */
 int cli_report_kind(const cli_opts_t *o, const char *path);
-/* Write a report file with write(ctx, fp) (0 or -1): 0, or the errno of
- * the failure (-1 when the writer failed without one: out of memory),
- * after removing a partly written regular file. scan's --report and
- * clean's use it. */
-int cli_write_report_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ctx);
+/* Write a file nanaudit makes besides -o (scan's and clean's --report,
+ * --save-params) with write(ctx, fp) (0 or -1), through a symbolic link
+ * to its target: a regular file (or none yet) is written to a temporary
+ * file beside it (.nanaudit-tmp-XXXXXX, the old file's permission bits),
+ * fsynced and renamed over it, so that a full disk, a SIGINT/SIGTERM/
+ * SIGHUP (which remove the temporary file) or a crash leaves the old
+ * file, never a truncated one; anything else (a pipe, /dev/null) is
+ * written as it is. With stale set (reports), a failed write also
+ * removes the old file: an earlier run's report is not left for a CI step
+ * to upload as this run's. 0, or the errno of the failure (-1 when the
+ * writer failed without one: out of memory). */
+int cli_write_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ctx, int stale);
 /* The checks for tensor `name`: --policy defaults, the flags (with
  * --fail-on's mask), then the policy's matching rules. */
 void cli_gate_checks(const cli_opts_t *o, const char *name, na_checks_t *c);

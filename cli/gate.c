@@ -245,23 +245,6 @@ int cli_report_kind(const cli_opts_t *o, const char *path)
     return o->report_format;
 }
 
-int cli_write_report_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ctx)
-{
-    FILE *fp = fopen(path, "w");
-    int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0;
-    int e = errno;
-    struct stat sf;
-    int reg = fp && fstat(fileno(fp), &sf) == 0 && S_ISREG(sf.st_mode);
-    if (fp && fclose(fp) != 0 && !bad) { /* buffered: often only fclose fails */
-        bad = 1;
-        e = errno;
-    }
-    if (!bad)
-        return 0;
-    if (reg) /* a half-written report is not left to be parsed (a CI step uploads it) */
-        unlink(path);
-    return e > 0 ? e : -1;
-}
 
 typedef struct gate_report {
     const cli_opts_t *o;
@@ -284,7 +267,7 @@ static int gate_write(void *ctx, FILE *fp)
 static int write_report(const cli_opts_t *o, na_report_t *r, const char *path)
 {
     gate_report_t g = {o, r, path};
-    int e = cli_write_report_file(path, gate_write, &g);
+    int e = cli_write_file(path, gate_write, &g, 1);
     if (e)
         cli_error(path, "cannot write report: %s", e > 0 ? strerror(e) : "out of memory");
     return e ? -1 : 0;

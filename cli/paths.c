@@ -9,12 +9,13 @@
 
 #include <errno.h>    /* errno */
 #include <limits.h>   /* PATH_MAX */
-#include <stdio.h>    /* snprintf */
-#include <stdlib.h>   /* realpath, free */
+#include <signal.h>   /* sigaction, raise, SIGINT, SIGTERM, SIGHUP */
+#include <stdio.h>    /* snprintf, fdopen, fclose */
+#include <stdlib.h>   /* realpath, free, mkstemp, getenv */
 #include <string.h>   /* strrchr, strcmp, strerror */
 #include <strings.h>  /* strcasecmp */
-#include <sys/stat.h> /* stat, S_ISDIR */
-#include <unistd.h>   /* access */
+#include <sys/stat.h> /* stat, S_ISDIR, fchmod, umask */
+#include <unistd.h>   /* access, fsync, unlink, close */
 
 /* The folder part of path ("." when none) into dir[cap]. */
 static void dir_of(const char *path, char *dir, size_t cap)
@@ -172,4 +173,113 @@ int cli_check_side_output(const char *path, const char *flag, const char *const 
         return 4;
     }
     return 0;
+}
+
+/* The temporary file cli_write_file is writing, removed by a signal that
+ * ends the run meanwhile; then the handler the run had takes the signal
+ * (clean's removes its own temporary file and exits). */
+static char g_wtmp[PATH_MAX];
+static struct sigaction g_wold[3];
+static const int g_wsig[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void wtmp_signal(int sig)
+{
+    if (g_wtmp[0])
+        unlink(g_wtmp);
+    for (int i = 0; i < 3; i++)
+        if (g_wsig[i] == sig)
+            sigaction(sig, &g_wold[i], NULL);
+    raise(sig);
+}
+
+static void wtmp_guard(int on)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = wtmp_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) {
+        if (on)
+            sigaction(g_wsig[i], &sa, &g_wold[i]);
+        else
+            sigaction(g_wsig[i], &g_wold[i], NULL);
+    }
+}
+
+/* cli_write_file's write into the file itself (O_TRUNC); with drop, a
+ * regular file is removed after a failure. 0 or the errno. */
+static int write_in_place(const char *real, int (*write)(void *ctx, FILE *fp), void *ctx,
+                          int drop)
+{
+    FILE *fp = fopen(real, "w");
+    int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0;
+    int e = errno;
+    if (fp && fclose(fp) != 0 && !bad) { /* buffered: often only fclose fails */
+        bad = 1;
+        e = errno;
+    }
+    if (bad && drop)
+        unlink(real);
+    return bad ? (e > 0 ? e : -1) : 0;
+}
+
+int cli_write_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ctx, int stale)
+{
+    /* A symbolic link (report.json -> runs/42.json) is written through,
+     * as a shell's '>' writes it: its target is replaced, not the link;
+     * a dangling link's target is created. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) /* a pipe, /dev/null, a FIFO: */
+        return write_in_place(path, write, ctx, 0);    /* as given (/proc's links too) */
+    char real[PATH_MAX];
+    if (cli_link_target(path, real) != 0)
+        return errno > 0 ? errno : -1;
+    int exists = stat(real, &sb) == 0;
+    /* A regular file: written beside it and renamed over it, so that a
+     * full disk, a signal or a crash leaves the old file (or none), never
+     * a truncated one that a CI step would upload or parse (eighteenth
+     * fresh-user round: a SIGTERM left 70 MB of cut-off JSON). */
+    const char *slash = strrchr(real, '/');
+    int dl = slash ? (int)(slash - real) + 1 : 0;
+    if (snprintf(g_wtmp, sizeof g_wtmp, "%.*s.nanaudit-tmp-XXXXXX", dl, real) >=
+        (int)sizeof g_wtmp)
+        return ENAMETOOLONG;
+    wtmp_guard(1);
+    int fd = mkstemp(g_wtmp);
+    if (fd < 0) {
+        int e = errno;
+        g_wtmp[0] = '\0';
+        wtmp_guard(0);
+        /* a writable file in a folder that is not: written in place, as
+         * before (a signal may then cut it) */
+        if (exists && (e == EACCES || e == EPERM || e == EROFS) && access(real, W_OK) == 0)
+            return write_in_place(real, write, ctx, stale);
+        return e;
+    }
+    mode_t um = umask(0); /* mkstemp makes 0600; a report is shared */
+    umask(um);
+    /* a file replaced keeps its permission bits (an 0600 one stays private) */
+    mode_t mode = exists ? sb.st_mode & 07777 : 0666 & ~um;
+    FILE *fp = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
+    int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0 || fsync(fd) != 0;
+    int e = errno;
+    if ((fp ? fclose(fp) : close(fd)) != 0 && !bad) { /* buffered: often only fclose fails */
+        bad = 1;
+        e = errno;
+    }
+    /* Test hook (tests/cli/gate_reports.sh): a SIGTERM with the file
+     * written but not yet renamed, as a CI cancellation may send it. */
+    if (!bad && getenv("NANAUDIT_TEST_WRITE_SIGTERM"))
+        raise(SIGTERM);
+    if (!bad && rename(g_wtmp, real) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad)
+        unlink(g_wtmp);
+    if (bad && stale && exists) /* an earlier run's report is not this run's */
+        unlink(real);
+    g_wtmp[0] = '\0';
+    wtmp_guard(0);
+    return bad ? (e > 0 ? e : -1) : 0;
 }

@@ -48,6 +48,25 @@ rc=${PIPESTATUS[0]}
 assert_eq "$rc" "4" "exit with the pipe closed"
 assert_eq "$(cat "$T/pipe.err")" "nanaudit: write error on standard output" "closed pipe line"
 expect_json "$T/pipe.json" 'j["summary"]["exit_code"]' '4'
+# a report is written beside its name and renamed over it: a SIGTERM (a CI
+# cancellation) while it is written leaves the earlier report whole and no
+# temporary file (it left the report cut off: eighteenth fresh-user round)
+echo '{"earlier": "report"}' >"$T/kept.json"
+rc=0
+NANAUDIT_TEST_WRITE_SIGTERM=1 "$NANAUDIT" scan -q --report "$T/kept.json" "$F" >/dev/null 2>&1 || rc=$?
+assert_eq "$rc" "143" "exit by SIGTERM"
+assert_eq "$(cat "$T/kept.json")" '{"earlier": "report"}' "the earlier report"
+ls -A "$T" | grep -q '^\.nanaudit-tmp' && fail "temporary file left: $(ls -A "$T")"
+# clean's report and --save-params alike
+echo '{"earlier": "params"}' >"$T/kept.params"
+rc=0
+NANAUDIT_TEST_WRITE_SIGTERM=1 "$NANAUDIT" clean -q --nonfinite zero "$F" -o "$T/c.safetensors" \
+    --save-params "$T/kept.params" --report "$T/kept.json" >/dev/null 2>&1 || rc=$?
+assert_eq "$rc" "143" "clean exit by SIGTERM"
+assert_eq "$(cat "$T/kept.json")" '{"earlier": "report"}' "the earlier clean report"
+assert_eq "$(cat "$T/kept.params")" '{"earlier": "params"}' "the earlier params"
+ls -A "$T" | grep -q '^\.nanaudit-tmp' && fail "temporary file left by clean: $(ls -A "$T")"
+[ ! -e "$T/c.safetensors" ] || fail "clean published its output"
 # a report cut short by a full disk (here RLIMIT_FSIZE: 4 KiB) is removed,
 # not left for a CI step to upload (tenth fresh-user round: 0-byte files
 # were left, an earlier report of that name destroyed); the other report

@@ -472,10 +472,18 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
                  na_dtype_name(e->ct.out_dtype));
     if (e->ct.passthrough)
         warn(e, (unsigned long long)e->ct.passthrough, pt);
+    /* With --apply-params the constant is the fit's, not this data's: a
+     * varied column mapped to one value must not read as constant data
+     * (eighteenth fresh-user round). */
+    int mm = eng_of(c, e)->normalize == NA_NORM_MINMAX;
     if (e->ct.constant)
         warn(e, (unsigned long long)e->ct.constant,
-             eng_of(c, e)->normalize == NA_NORM_MINMAX ? "constant feature(s) (max == min) mapped to LO"
-                                                : "constant feature(s) (std 0) mapped to 0");
+             e->ct.fixed ? (mm ? "feature(s) constant in the fitted parameters (n_max == n_min) "
+                                 "mapped to LO, whatever their values here"
+                               : "feature(s) constant in the fitted parameters (n_std 0) mapped "
+                                 "to 0, whatever their values here")
+             : mm ? "constant feature(s) (max == min) mapped to LO"
+                  : "constant feature(s) (std 0) mapped to 0");
     warn_packing(c, e, t);
 }
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include <errno.h>    /* errno */
+#include <fcntl.h>    /* open, fcntl, O_NONBLOCK */
 #include <limits.h>   /* PATH_MAX */
 #include <signal.h>   /* sigaction, raise, SIGINT, SIGTERM, SIGHUP */
 #include <stdio.h>    /* snprintf, fdopen, fclose */
@@ -211,6 +212,25 @@ static void wtmp_guard(int on)
 static int write_in_place(const char *real, int (*write)(void *ctx, FILE *fp), void *ctx,
                           int drop)
 {
+    /* A FIFO nobody reads would block the run for ever (eighteenth
+     * fresh-user round): opened without waiting, it is ENXIO, "No such
+     * device or address", instead; with a reader it is written as a
+     * pipe. */
+    struct stat sb;
+    if (stat(real, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
+        int fd = open(real, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            return errno;
+        int fl = fcntl(fd, F_GETFL);
+        FILE *fp = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
+        int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0;
+        int e = errno;
+        if ((fp ? fclose(fp) : close(fd)) != 0 && !bad) {
+            bad = 1;
+            e = errno;
+        }
+        return bad ? (e > 0 ? e : -1) : 0;
+    }
     FILE *fp = fopen(real, "w");
     int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0;
     int e = errno;

@@ -67,6 +67,21 @@ assert_eq "$(cat "$T/kept.json")" '{"earlier": "report"}' "the earlier clean rep
 assert_eq "$(cat "$T/kept.params")" '{"earlier": "params"}' "the earlier params"
 ls -A "$T" | grep -q '^\.nanaudit-tmp' && fail "temporary file left by clean: $(ls -A "$T")"
 [ ! -e "$T/c.safetensors" ] || fail "clean published its output"
+# a FIFO nobody reads: exit 4 at once (it blocked for ever); with a reader
+# the report goes through it
+mkfifo "$T/fifo" || fail "mkfifo"
+rc=0
+timeout 20 "$NANAUDIT" scan -q --report "$T/fifo" "$F" >/dev/null 2>"$T/fifo.err" || rc=$?
+assert_eq "$rc" "4" "--report to a FIFO without a reader"
+assert_eq "$(cat "$T/fifo.err")" "nanaudit: $T/fifo: cannot write report: No such device or address" "FIFO line"
+cat "$T/fifo" >"$T/fifo.out" &
+reader=$!
+sleep 0.2
+rc=0
+timeout 20 "$NANAUDIT" scan -q --report "$T/fifo" "$F" >/dev/null 2>&1 || rc=$?
+wait "$reader"
+assert_eq "$rc" "1" "--report to a FIFO with a reader"
+expect_json "$T/fifo.out" 'j["summary"]["exit_code"]' '1'
 # a report cut short by a full disk (here RLIMIT_FSIZE: 4 KiB) is removed,
 # not left for a CI step to upload (tenth fresh-user round: 0-byte files
 # were left, an earlier report of that name destroyed); the other report

@@ -12,8 +12,6 @@
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* strchr, strcmp, strerror */
 #include <strings.h> /* strcasecmp */
-#include <sys/stat.h> /* fstat, S_ISREG */
-#include <unistd.h> /* unlink */
 
 /* Whole-string finite number. */
 static int parse_num(const char *s, size_t len, double *v)
@@ -244,7 +242,6 @@ int cli_report_kind(const cli_opts_t *o, const char *path)
     }
     return o->report_format;
 }
-
 
 typedef struct gate_report {
     const cli_opts_t *o;

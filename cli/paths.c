@@ -104,9 +104,9 @@ int cli_check_dash(int cmd, const char *path, const char *flag, const char *hint
      * round). A pipe or terminal there is no file to lose: a report
      * through it is read by whatever is on the other end. */
     struct stat sp, sf;
-    for (int fd = 1; fd <= 2; fd++)
-        if (stat(path, &sp) == 0 && fstat(fd, &sf) == 0 && S_ISREG(sf.st_mode) &&
-            sp.st_dev == sf.st_dev && sp.st_ino == sf.st_ino)
+    for (int fd = 1; fd <= 2 && stat(path, &sp) == 0; fd++)
+        if (fstat(fd, &sf) == 0 && S_ISREG(sf.st_mode) && sp.st_dev == sf.st_dev &&
+            sp.st_ino == sf.st_ino)
             return cli_usage(cmd, "%s: '%s' is this run's standard %s, a file that writing "
                              "it would %s; give a file name of its own", flag, path,
                              fd == 1 ? "output" : "error",
@@ -217,21 +217,22 @@ static int write_in_place(const char *real, int (*write)(void *ctx, FILE *fp), v
      * device or address", instead; with a reader it is written as a
      * pipe. */
     struct stat sb;
+    FILE *fp;
     if (stat(real, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
+        drop = 0;
         int fd = open(real, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
             return errno;
         int fl = fcntl(fd, F_GETFL);
-        FILE *fp = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
-        int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0;
-        int e = errno;
-        if ((fp ? fclose(fp) : close(fd)) != 0 && !bad) {
-            bad = 1;
-            e = errno;
+        fp = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
+        if (!fp) {
+            int e = errno;
+            close(fd);
+            return e;
         }
-        return bad ? (e > 0 ? e : -1) : 0;
+    } else {
+        fp = fopen(real, "w");
     }
-    FILE *fp = fopen(real, "w");
     int bad = !fp || write(ctx, fp) != 0 || fflush(fp) != 0;
     int e = errno;
     if (fp && fclose(fp) != 0 && !bad) { /* buffered: often only fclose fails */

@@ -6,21 +6,31 @@
 . "$(dirname "$0")/helpers.sh"
 BUSMSG="nanaudit: bus error reading an input: a file shrank while it was being read (truncated by another process?); no report written"
 
-# 1. Deterministic: the handler itself. The report goes to a FIFO, so
-# nanaudit blocks opening it (after main installed the handler); then a
-# SIGBUS arrives. Expect the message and exit 3, not death by signal.
+# 1. Deterministic: the handler itself. Standard output is a FIFO whose
+# reader never reads, so nanaudit blocks writing its table (after main
+# installed the handler: a --report FIFO without a reader no longer
+# blocks, gate_reports.sh); then a SIGBUS arrives. Expect the message and
+# exit 3, not death by signal.
+"$NA_PYTHON" -c "
+import numpy as np
+from safetensors.numpy import save_file
+save_file({f'tensor_with_a_long_name_{i:05d}': np.ones(4, np.float32) for i in range(4000)},
+          '$T/many.safetensors')" || fail "many.safetensors"
 mkfifo "$T/fifo" || fail "mkfifo"
-"$NANAUDIT" scan -q --report "$T/fifo" "$NA_SRC/examples/nan.safetensors" \
-    >"$T/out1" 2>"$T/err1" &
+sleep 60 <"$T/fifo" &
+holder=$!
+"$NANAUDIT" scan "$T/many.safetensors" >"$T/fifo" 2>"$T/err1" &
 pid=$!
-for _ in $(seq 100); do
-    grep -q fifo_open "/proc/$pid/wchan" 2>/dev/null && break
-    grep -q wait_for_partner "/proc/$pid/wchan" 2>/dev/null && break
+for _ in $(seq 200); do
+    grep -q pipe "/proc/$pid/wchan" 2>/dev/null && break
     sleep 0.05
 done
 kill -BUS "$pid"
 wait "$pid"
-assert_eq "$?" 3 "exit after SIGBUS"
+rc=$?
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+assert_eq "$rc" 3 "exit after SIGBUS"
 assert_eq "$(cat "$T/err1")" "$BUSMSG" "stderr after SIGBUS"
 
 # 2. The real thing: a 512 MiB sparse raw file cut to one page while it

@@ -193,6 +193,9 @@ static void wtmp_signal(int sig)
     raise(sig);
 }
 
+/* A signal the run ignores (nohup, trap '' TERM) stays ignored: the
+ * handler removed the temporary file, the rename failed and the report
+ * was gone, exit 4 (nineteenth fresh-user round). */
 static void wtmp_guard(int on)
 {
     struct sigaction sa;
@@ -200,10 +203,13 @@ static void wtmp_guard(int on)
     sa.sa_handler = wtmp_signal;
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; i++) {
-        if (on)
-            sigaction(g_wsig[i], &sa, &g_wold[i]);
-        else
+        if (on) {
+            sigaction(g_wsig[i], NULL, &g_wold[i]);
+            if (g_wold[i].sa_handler != SIG_IGN)
+                sigaction(g_wsig[i], &sa, NULL);
+        } else {
             sigaction(g_wsig[i], &g_wold[i], NULL);
+        }
     }
 }
 

@@ -627,20 +627,27 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                         H5Tconvert(ft, H5T_NATIVE_DOUBLE, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
                         (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1))
                         m = u.d;
+                    /* the integer is the marker when it rounds to m (not
+                     * when libhdf5 saturated it, or m is no integer) */
+                    double back = H5Tget_sign(ft) == H5T_SGN_2 ? (double)(int64_t)iv[j]
+                                                               : (double)iv[j];
+                    int exact = wide && back == m;
+                    /* equal markers share a slot; exact ones only when
+                     * their integers are equal (NC_FILL_INT64 and
+                     * INT64_MIN are one double: the second was dropped
+                     * and its values counted as data) */
                     int dup = 0;
                     for (uint32_t i = 0; i < d->n_missing; i++)
-                        dup |= d->missing[i] == m;
+                        dup |= d->missing[i] == m &&
+                               (!exact || !((d->missing_exact >> i) & 1u) ||
+                                d->missing_int[i] == iv[j]);
                     if (dup)
                         continue;
                     if (d->n_missing >= sizeof d->missing / sizeof d->missing[0]) {
                         left++;
                         continue;
                     }
-                    /* the integer is the marker when it rounds to m (not
-                     * when libhdf5 saturated it, or m is no integer) */
-                    double back = H5Tget_sign(ft) == H5T_SGN_2 ? (double)(int64_t)iv[j]
-                                                               : (double)iv[j];
-                    if (wide && back == m) {
+                    if (exact) {
                         d->missing_int[d->n_missing] = iv[j];
                         d->missing_exact |= 1u << d->n_missing;
                     }

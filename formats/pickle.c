@@ -45,6 +45,10 @@
  * fresh-user round); a checkpoint's pickle has a few dozen objects per
  * tensor, thousands to a few hundred thousand in all. */
 #define PK_MAX_OBJECTS (4u << 20)
+/* Bytes of the entries' dotted names and notes kept: a 4 KB pickle of
+ * 255-character keys over a tree shared 17 levels deep made a million
+ * names of 4 KB each, 12 GB (nineteenth fresh-user round). */
+#define PK_MAX_NAME_BYTES ((size_t)256 << 20)
 
 typedef enum otype {
     O_NONE, O_BOOL, O_INT, O_BIGINT, O_FLOAT, O_STR, O_BYTES, O_TUPLE, O_LIST, O_DICT,
@@ -93,6 +97,7 @@ typedef struct pk {
     na_err_t *err;
     na_pk_result_t *r;
     size_t leaves, cap_t, cap_m;
+    size_t name_bytes; /* names and note values kept, PK_MAX_NAME_BYTES at most */
 } pk_t;
 
 /* ---- the accepted globals ----------------------------------------------- */
@@ -920,9 +925,23 @@ static char *join(const char *prefix, const char *key)
     return s;
 }
 
+/* Count len more bytes of names and notes: the error past the cap. */
+static na_status_t keep_bytes(pk_t *p, size_t len, const char *name)
+{
+    p->name_bytes += len + 1;
+    if (p->name_bytes <= PK_MAX_NAME_BYTES)
+        return NA_OK;
+    return na_err_set(p->err, NA_E_UNSUPPORTED,
+                      "pickle: entry names take more than %zu MiB (long keys over shared "
+                      "sub-objects; at '%.120s')", PK_MAX_NAME_BYTES >> 20, name);
+}
+
 static na_status_t add_tensor(pk_t *p, const obj_t *t, const char *name)
 {
     na_pk_result_t *r = p->r;
+    na_status_t st = keep_bytes(p, strlen(name), name);
+    if (st != NA_OK)
+        return st;
     if (r->n_tensors == p->cap_t) {
         size_t nc = p->cap_t ? 2 * p->cap_t : 16;
         na_pk_tensor_t *a = realloc(r->tensors, nc * sizeof *a);
@@ -967,6 +986,9 @@ static na_status_t add_note(pk_t *p, const obj_t *o, const char *name)
     size_t w = repr(o, val, sizeof val, 0);
     if (w >= sizeof val)
         memcpy(val + sizeof val - 4, "...", 4);
+    na_status_t st = keep_bytes(p, strlen(name) + strlen(val), name);
+    if (st != NA_OK)
+        return st;
     r->meta[2 * r->n_meta] = strdup(*name ? name : "(root)");
     r->meta[2 * r->n_meta + 1] = strdup(val);
     r->n_meta++;

@@ -175,9 +175,19 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
             double m = t->missing[i], back = m;
             ct->missing[ct->n_missing] = m;
             /* a 64-bit integer marker: compared as that integer, and
-             * written as it while the output has the input's dtype */
-            if (((t->missing_exact >> i) & 1u) &&
-                (t->dtype == NA_DT_I64 || t->dtype == NA_DT_U64)) {
+             * written as it while the output has the input's dtype. One
+             * known only as a double (a compound member's) cannot be,
+             * past 2^53: INT64_MIN + 1 and INT64_MIN equal NC_FILL_INT64
+             * there and came out as INT64_MIN, "verified" (nineteenth
+             * fresh-user round): refused. */
+            int wide = t->dtype == NA_DT_I64 || t->dtype == NA_DT_U64;
+            if (wide && !((t->missing_exact >> i) & 1u) && fabs(m) >= 0x1p53)
+                return na_err_set(err, NA_E_UNSUPPORTED,
+                                  "%s: its missing-value marker %.17g is beyond 2^53, where "
+                                  "doubles cannot tell %s values apart; --exclude copies it "
+                                  "unchanged (--missing none: no markers)",
+                                  t->name, m, na_dtype_name(t->dtype));
+            if (((t->missing_exact >> i) & 1u) && wide) {
                 ct->missing_exact |= 1u << ct->n_missing;
                 ct->missing_int[ct->n_missing] = t->missing_int[i];
                 if (ct->out_dtype == t->dtype)

@@ -67,6 +67,15 @@ assert_eq "$(cat "$T/kept.json")" '{"earlier": "report"}' "the earlier clean rep
 assert_eq "$(cat "$T/kept.params")" '{"earlier": "params"}' "the earlier params"
 ls -A "$T" | grep -q '^\.nanaudit-tmp' && fail "temporary file left by clean: $(ls -A "$T")"
 [ ! -e "$T/c.safetensors" ] || fail "clean published its output"
+# a SIGTERM the run ignores (trap '' TERM, nohup) stays ignored: the report
+# is written (the handler removed it and the run ended exit 4: nineteenth
+# fresh-user round)
+rc=0
+(trap '' TERM; NANAUDIT_TEST_WRITE_SIGTERM=1 exec "$NANAUDIT" scan -q --report "$T/kept.json" "$F") \
+    >/dev/null 2>&1 || rc=$?
+assert_eq "$rc" "1" "scan with SIGTERM ignored"
+expect_json "$T/kept.json" 'j["summary"]["exit_code"]' '1'
+ls -A "$T" | grep -q '^\.nanaudit-tmp' && fail "temporary file left with SIGTERM ignored"
 # a FIFO nobody reads: exit 4 at once (it blocked for ever); with a reader
 # the report goes through it
 mkfifo "$T/fifo" || fail "mkfifo"

@@ -124,6 +124,37 @@ def test_int64_markers_exact():
         dt = f["u"].dtype.str
     cm.check("U64 marker written as itself, big-endian kept", (got, dt) == ([1, U, 3, 4], ">u8"),
              str((got, dt)))
+    # (nineteenth fresh-user round) two markers that are one double: both
+    # count (the second was dropped, its values taken for data)
+    src3 = os.path.join(cm.TMP, "i64c.h5")
+    with h5py.File(src3, "w") as f:
+        x = f.create_dataset("x", data=np.array([1, F, -2**63, 4, 5, 6], "<i8"))
+        x.attrs["_FillValue"] = np.int64(F)
+        x.attrs["missing_value"] = np.int64(-2**63)
+    cm.check("two markers, one double: both count", scan_missing(src3) == [2],
+             str(scan_missing(src3)))
+    out, rep = cm.clean(src3, ["--nonfinite", "keep"])
+    with h5py.File(out) as f:
+        got = f["x"][:].tolist()
+    cm.check("two markers written as themselves", got == [1, F, -2**63, 4, 5, 6], str(got))
+    # a compound member's marker is known as a double only: clean changed
+    # INT64_MIN + 1 and INT64_MIN into INT64_MIN, "verified"; now that
+    # member is not cleaned (copied, or an error when --include names it)
+    src4 = os.path.join(cm.TMP, "i64m.h5")
+    rec = np.zeros(4, [("a", "<i8"), ("b", "<f8")])
+    rec["a"] = [1, F, -2**63, -2**63 + 1]
+    rec["b"] = [1.0, 2.0, 3.0, 4.0]
+    with h5py.File(src4, "w") as f:
+        f.create_dataset("x", data=rec).attrs["_FillValue"] = np.int64(F)
+    out, rep = cm.clean(src4, [])
+    with h5py.File(out) as f:
+        got = f["x"]["a"].tolist()
+    cm.check("compound I64 member copied unchanged", got == [1, F, -2**63, -2**63 + 1], str(got))
+    p = subprocess.run([cm.EXE, "clean", src4, "-o", os.path.join(cm.TMP, "i64m.c.h5"),
+                        "--include", "/x.a"], capture_output=True, text=True)
+    cm.check("compound I64 member named: refused", p.returncode == 3 and
+             "/x.a: its missing-value marker -9.2233720368547758e+18 is beyond 2^53" in p.stderr,
+             p.stderr)
 
 
 def main():

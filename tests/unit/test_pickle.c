@@ -121,6 +121,42 @@ static void hostile_structures(void **state)
     }
 }
 
+/* As exponential_sharing, with keys of 255 characters: 2^20 leaves of
+ * names 5 KB long, 12 GB of names from 10 KB of pickle (nineteenth
+ * fresh-user round); refused once 256 MiB of names are kept. */
+static void long_names(void **state)
+{
+    (void)state;
+    uint8_t b[16384];
+    size_t n = 0;
+    memcpy(b + n, "\x80\x02}q\x00" "0", 6);
+    n += 6;
+    for (int k = 0; k < 20; k++) {
+        b[n++] = '}';
+        b[n++] = '(';
+        for (int side = 0; side < 2; side++) {
+            b[n++] = 0x8c;
+            b[n++] = 255;
+            memset(b + n, side ? 'b' : 'a', 255);
+            n += 255;
+            b[n++] = 'h';
+            b[n++] = (uint8_t)k;
+        }
+        const uint8_t end[] = {'u', 'q', (uint8_t)(k + 1), '0'};
+        memcpy(b + n, end, sizeof end);
+        n += sizeof end;
+    }
+    b[n++] = 'h';
+    b[n++] = 20;
+    b[n++] = '.';
+    na_pk_result_t r;
+    na_err_t e;
+    assert_int_equal(load(b, n, &r, &e), NA_E_UNSUPPORTED);
+    const char *want = "pickle: entry names take more than 256 MiB (long keys over shared "
+                       "sub-objects; at 'aaaa";
+    assert_memory_equal(e.msg, want, strlen(want));
+}
+
 /* A list of 2^22 + 8 None (4 MB): every opcode made an object of 1.2 KB
  * (a 5 MB pickle took 5.8 GB, eighteenth fresh-user round); now objects
  * are ~200 bytes and past 2^22 the pickle is refused, one line, exit 3. */
@@ -317,6 +353,7 @@ int main(void)
         cmocka_unit_test(magic_number), cmocka_unit_test(hidden_tensors),
         cmocka_unit_test(shared_lists), cmocka_unit_test(empty_setitems),
         cmocka_unit_test(float_repr), cmocka_unit_test(object_cap),
+        cmocka_unit_test(long_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,8 @@
 #include <errno.h>    /* errno */
 #include <signal.h>   /* signal, SIGXFSZ */
 #include <inttypes.h> /* PRIu64 */
-#include <stdlib.h>   /* malloc, free */
+#include <limits.h>   /* PATH_MAX */
+#include <stdlib.h>   /* malloc, free, realpath */
 #include <stdio.h>    /* fopen, fread, fclose */
 #include <string.h>   /* strcmp, strncmp, strstr, strerror, strlen */
 #include <sys/stat.h> /* stat */
@@ -335,9 +336,11 @@ static void write_outputs(scan_run_t *s)
  * input) and auto stays on the CPU. Returns 0 or 2; *device: the mode to
  * open. */
 /* 1 when the file at path is empty or begins as one of the reports
- * nanaudit writes: JSON ("tool": {"name": "nanaudit"), SARIF (its
- * driver's "name": "nanaudit"), JUnit (<testsuites name="nanaudit") or
- * Markdown ("## nanaudit: "), in its first 1 KiB. */
+ * nanaudit writes, as its writers lay them out: JSON ({, "schema_version",
+ * then "tool": {"name": "nanaudit"), SARIF (the OASIS $schema, then the
+ * driver "name": "nanaudit"), JUnit (<testsuites name="nanaudit") or
+ * Markdown ("## nanaudit: VERDICT (exit N)"); a package.json or a NOTES.md
+ * that merely names nanaudit is not one (nineteenth fresh-user round). */
 static int own_report(const char *path)
 {
     char b[1025];
@@ -347,38 +350,70 @@ static int own_report(const char *path)
     size_t n = fread(b, 1, sizeof b - 1, f);
     fclose(f);
     b[n] = '\0';
-    if (n == 0 || !strncmp(b, "## nanaudit: ", 13))
+    static const char json[] = "{\n  \"schema_version\": ";
+    static const char sarif[] = "{\n  \"$schema\": \"https://docs.oasis-open.org/sarif/";
+    static const char junit[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                                "<testsuites name=\"nanaudit\"";
+    if (n == 0 || !strncmp(b, junit, sizeof junit - 1))
         return 1;
-    if (b[0] == '{')
-        return strstr(b, "\"name\": \"nanaudit\"") != NULL;
-    return !strncmp(b, "<?xml", 5) && strstr(b, "<testsuites name=\"nanaudit\"") != NULL;
+    if (!strncmp(b, json, sizeof json - 1))
+        return strstr(b, "\n  \"tool\": {\n    \"name\": \"nanaudit\",") != NULL;
+    if (!strncmp(b, sarif, sizeof sarif - 1))
+        return strstr(b, "\"driver\": {\n          \"name\": \"nanaudit\",") != NULL;
+    char verdict[16];
+    int code = -1, end = 0;
+    return sscanf(b, "## nanaudit: %15[A-Za-z] (exit %d)%n", verdict, &code, &end) == 2 &&
+           end > 0 && b[end] == '\n';
+}
+
+/* 1 when path (a --report that exists) lies inside directory dir, at any
+ * depth, hidden folders included: canonical paths compared. */
+static int inside_dir(const char *path, const char *dir)
+{
+    char rp[PATH_MAX], rd[PATH_MAX];
+    if (!realpath(path, rp) || !realpath(dir, rd))
+        return 0;
+    size_t n = strlen(rd);
+    return !strncmp(rp, rd, n) && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
 }
 
 /* A --report may not replace a file of the run: the arguments were
  * checked before the walk, but a shard an index names and every file
  * found in a directory are inputs too (the man page, --report), those
  * the walk skips or cannot read included (notes.txt, a raw file without
- * --dtype: they were overwritten, eighteenth fresh-user round). Only a
- * report of an earlier run kept in the scanned folder (ckpt/report.json,
- * which the walk skips) is written again. 2 after a message, or 0. */
+ * --dtype: they were overwritten, eighteenth fresh-user round), and the
+ * hidden ones it does not list (d/.env, nineteenth). Only a report of an
+ * earlier run kept in the scanned folder (ckpt/report.json) is written
+ * again. 2 after a message, or 0. */
 static int reports_vs_walk(const cli_opts_t *o, const na_walk_t *w)
 {
     for (size_t k = 0; k < o->n_reports; k++) {
         struct stat sr;
         if (stat(o->reports[k], &sr) != 0 || !S_ISREG(sr.st_mode))
             continue; /* not there yet: no file of the walk */
+        int own = own_report(o->reports[k]);
         for (size_t i = 0; i < w->n; i++) {
             const na_walk_item_t *it = &w->items[i];
             struct stat si;
             if (stat(it->path, &si) != 0 || si.st_dev != sr.st_dev || si.st_ino != sr.st_ino)
                 continue;
             int audited = !it->skip_reason && !it->error;
-            if (!audited && own_report(o->reports[k]))
+            if (!audited && own)
                 continue;
             cli_error(o->reports[k], "--report would overwrite %s (%s); the input is never "
                       "modified", audited ? "an input file" : "a file of the scanned directory "
                       "that is not a nanaudit report", it->path);
             return 2;
+        }
+        for (size_t i = 0; !own && i < o->n_inputs; i++) {
+            struct stat sd;
+            if (stat(o->inputs[i], &sd) == 0 && S_ISDIR(sd.st_mode) &&
+                inside_dir(o->reports[k], o->inputs[i])) {
+                cli_error(o->reports[k], "--report would overwrite a file of the scanned "
+                          "directory that is not a nanaudit report (%s); the input is never "
+                          "modified", o->reports[k]);
+                return 2;
+            }
         }
     }
     return 0;

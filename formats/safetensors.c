@@ -265,15 +265,17 @@ static size_t neg_zero_at(const char *h, size_t n)
 }
 
 /* JSON values jansson would build for a header: each costs it about 130
- * bytes (a 99 MB header of 33 M empty arrays took 4.5 GB, a 98 MB
- * __metadata__ of 8.3 M pairs 2.1 GB: eighteenth fresh-user round). A
- * tensor takes about 13 (its name, the entry, dtype, shape, data_offsets
- * and their values), so 16 M admit the 1,000,000-tensor headers the man
- * page names and hold the parse to about 2 GB. */
+ * bytes, an object (its hash table) about 230, counted twice (a 99 MB
+ * header of 33 M empty arrays took 4.5 GB, a 98 MB __metadata__ of 8.3 M
+ * pairs 2.1 GB: eighteenth fresh-user round; 16 M empty objects 3.9 GB:
+ * nineteenth). A rank-1 tensor counts 12 (its name, the entry twice,
+ * dtype, shape, data_offsets and their values), so 16 M admit the
+ * 1,000,000-tensor headers the man page names and hold the parse to
+ * about 2 GB. */
 #define ST_MAX_JSON_VALUES (16u << 20)
 
-/* The values (strings, keys included, numbers, literals, arrays,
- * objects) of JSON text h, counted up to ST_MAX_JSON_VALUES + 1. */
+/* The values (strings, keys included, numbers, literals, arrays, and
+ * objects twice) of JSON text h, counted up to ST_MAX_JSON_VALUES + 1. */
 static size_t json_values(const char *h, size_t n)
 {
     int in_str = 0;
@@ -289,7 +291,7 @@ static size_t json_values(const char *h, size_t n)
             char b = i ? h[i - 1] : ' ';
             int after = (b >= '0' && b <= '9') || b == '-' || b == '+' || b == '.' || b == 'e' ||
                         b == 'E' || (b >= 'a' && b <= 'z');
-            v += (c == '{' || c == '[') || (word && !after);
+            v += 2 * (c == '{') + (c == '[') + (word && !after);
         }
     }
     return v;
@@ -301,7 +303,7 @@ static na_status_t parse_json(const char *h, size_t n, json_t **out, na_err_t *e
     if (json_values(h, n) > ST_MAX_JSON_VALUES) {
         *out = NULL;
         return na_err_set(err, NA_E_UNSUPPORTED,
-                          "header holds more than %u JSON values (a tensor takes about 13): "
+                          "header holds more than %u JSON values (a tensor takes about 12): "
                           "not parsed, it would take gigabytes",
                           ST_MAX_JSON_VALUES);
     }

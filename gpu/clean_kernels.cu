@@ -45,10 +45,10 @@ constexpr int kT = 512;          /* threads per block */
 constexpr int kMaxWords = kT;    /* 32-row words per block: brows <= 32 * kT */
 
 /* Element i of the window as the CPU's decoders give it: little-endian
- * contiguous F32, F16 and BF16 are widened (clean.c's decode_run: a
- * float-to-double conversion, which keeps a NaN's sign and payload) and
- * F64 copied, everything else goes through na_decode1 (lib/dtype.c), whose
- * NaN is always the canonical one. The NaN bits matter: a NaN that stays
+ * contiguous F32, and F16 and BF16 in any layout, are widened (clean.c's
+ * decode_run: a float-to-double conversion, which keeps a NaN's sign and
+ * payload) and F64 copied; everything else goes through na_decode1
+ * (lib/dtype.c), whose NaN is always the canonical one. The NaN bits matter: a NaN that stays
  * through the steps is written as it came. */
 __device__ __forceinline__ double load_value(const na_gdesc_t &d, const unsigned char *p,
                                              unsigned long long i)
@@ -73,7 +73,7 @@ __device__ __forceinline__ double load_value(const na_gdesc_t &d, const unsigned
         uint16_t h = direct ? reinterpret_cast<const uint16_t *>(p)[i]
                             : (uint16_t)na_load_uint(q, 2, d.big);
         float f = d.kind == NA_GK_F16 ? na_f16_to_f32(h) : na_bf16_to_f32(h);
-        return direct ? na_ce_widen(f) : f == f ? (double)f : na_ce_nan();
+        return na_ce_widen(f); /* any layout, as clean.c's decode_run */
     }
     case NA_GK_UINT: /* C's uint64 -> double: nearest even, as on the CPU */
         return (double)na_load_uint(q, d.esize, d.big);

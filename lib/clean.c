@@ -380,6 +380,14 @@ static void decode_run(const na_tensor_t *t, size_t es, const uint8_t *p, double
         }
     }
 #undef NA_RUN
+    if (t->dtype == NA_DT_F16 || t->dtype == NA_DT_BF16) { /* big-endian, strided: NaN kept too */
+        for (uint64_t i = 0; i < n; i++) {
+            uint16_t h = (uint16_t)na_load_uint(p + i * es + t->elem_offset, 2,
+                                                t->byte_order == NA_BIG);
+            x[i] = na_ce_widen(t->dtype == NA_DT_F16 ? na_f16_to_f32(h) : na_bf16_to_f32(h));
+        }
+        return;
+    }
     for (uint64_t i = 0; i < n; i++)
         (void)na_decode1(t->dtype, t->byte_order, p + i * es + t->elem_offset, &x[i]);
 }

@@ -12,7 +12,8 @@
  *                      control (U+0080..U+009F as UTF-8), each byte that is
  *                      not part of well-formed UTF-8, and each byte of the
  *                      bidirectional and line-breaking format characters
- *                      (U+2028/2029, U+202A..202E, U+2066..2069), which
+ *                      (U+061C, U+200E/200F, U+2028/2029, U+202A..202E,
+ *                      U+2066..2069), which
  *                      reorder or break a line ("Trojan Source",
  *                      CVE-2021-42574).
  * Well-formed, printable UTF-8 is copied unchanged, so names in any script
@@ -64,13 +65,14 @@ size_t na_utf8_seq_len(const void *p, size_t n)
 int na_escape_dangerous(const void *p, size_t len)
 {
     const unsigned char *s = p;
-    if (len == 2)
-        return s[0] == 0xc2 && s[1] < 0xa0; /* U+0080..U+009F */
+    if (len == 2) /* U+0080..U+009F; U+061C ARABIC LETTER MARK */
+        return (s[0] == 0xc2 && s[1] < 0xa0) || (s[0] == 0xd8 && s[1] == 0x9c);
     if (len != 3 || s[0] != 0xe2)
         return 0;
     unsigned cp = ((unsigned)(s[1] & 0x3f) << 6) | (s[2] & 0x3f); /* low 12 bits */
     cp |= 0x2000;
-    return (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+    return cp == 0x200e || cp == 0x200f || /* LRM, RLM */
+           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 /* Output cursor: writes while the whole piece fits, counts always. Once a

@@ -73,6 +73,19 @@ for run in 1 2; do
     expect_exit 0 "$N" scan ck --report ck/r.xml --report ck/r.md --report ck/r.sarif --report ck/empty.md
 done
 head -c 13 ck/empty.md | grep -q '^## nanaudit: ' || fail "empty.md not written"
+# (nineteenth round) hidden files, which the walk does not list, and files
+# that only name nanaudit are not reports either
+echo "SECRET=1" >ck/.env
+mkdir -p ck/.hid && echo h >ck/.hid/x.txt
+printf '{\n  "name": "nanaudit",\n  "version": "1.0.0"\n}\n' >ck/package.json
+printf '## nanaudit: notes\n\nhow we gate\n' >ck/NOTES.md
+for f in ck/.env ck/.hid/x.txt ck/package.json ck/NOTES.md; do
+    cp "$f" keep.orig
+    expect_exit 2 "$N" scan ck --report "$f"
+    expect_stderr_contains "--report would overwrite a file of the scanned directory that is not a nanaudit report"
+    cmp -s "$f" keep.orig || fail "$f changed"
+done
+rm -r ck/.env ck/.hid ck/package.json ck/NOTES.md
 
 # /dev/stdout while standard output is a file (a CI log): --report cut
 # the log (O_TRUNC), --save-params and -o --force renamed a new file over
@@ -95,7 +108,7 @@ assert_eq "$rc" 2 "-o /dev/fd/1 --force >> ci.log"
 grep -q "^nanaudit: -o: '/dev/fd/1' is this run's standard output, a file that writing it would replace" err.txt ||
     fail "message: $(cat err.txt)"
 assert_eq "$(cat ci.log)" "$(seq 5)" "ci.log"
-"$N" scan -q m.safetensors --report /dev/stdout | grep -q '"schema_version": 1' ||
+"$N" scan -q m.safetensors --report /dev/stdout 2>/dev/null | grep -q '"schema_version": 1' ||
     fail "--report /dev/stdout on a pipe"
 # clean --report through a dangling link to the output (the output is
 # not there yet): refused before any work; it replaced the cleaned copy

@@ -338,6 +338,15 @@ def test_nan_bits_kept():
           [hex(v) for v in bits(out, "b", 2)])
     check("F32 NaN bits", bits(out, "f", 4) == [0xFFC00000, 0x7FC00001, 0x7FC00001] + f[3:],
           [hex(v) for v in bits(out, "f", 4)])
+    # big-endian F16 (a '>f2' .npy) likewise (nineteenth fresh-user round:
+    # canonical 0x7E00); the copy is little-endian
+    src2, out2 = path("nanbits_be.npy"), path("nanbits_be.c.npy")
+    np.save(src2, np.array(h, "<u2").view("<f2").astype(">f2"))
+    run([src2, "-o", out2, "--nonfinite", "keep"], expect=1)
+    got = np.load(out2)
+    check("big-endian F16 NaN bits", got.dtype.str == "<f2" and
+          got.view("<u2").tolist() == [0xFE00, 0x7E01, 0x7E01] + h[3:],
+          f"{got.dtype.str} {[hex(v) for v in got.view(got.dtype.str[0] + 'u2').tolist()]}")
     # numpy's astype keeps the sign and payload of a quiet NaN the same way
     check("numpy -NaN F16", int(np.array([-np.nan]).astype(np.float16).view("<u2")[0]) == 0xFE00)
 

@@ -321,7 +321,8 @@ static const cli_option_t opts[] = {
      "scan (clean: fit, write and verify) with N threads, 1 to 4096 (default: all cores, or "
      "OMP_NUM_THREADS)"},
     {"fail-on", 0, "LIST", S, set_fail_on,
-     "finding kinds that make the exit code 1 (default nan,inf; e.g. nan,inf,outliers; none). "
+     "finding kinds that make the exit code 1 (default nan,inf; a list replaces it, so keep "
+     "nan,inf in it: nan,inf,outliers; none). "
      "Kinds: nan, inf (pos_inf, neg_inf), outliers, subnormal, zero_tensor, range, max_abs, "
      "cast_overflow, cast_underflow, negative (reported for *running_var* and *exp_avg_sq* "
      "tensors, which must be >= 0)"},
@@ -333,7 +334,7 @@ static const cli_option_t opts[] = {
      "tensor, kind), fail only when their count grew"},
     {"range", 0, "LO:HI", S, cli_set_range,
      "finding 'range' for finite values outside [LO, HI] (e.g. 0:255 for pixels; "
-     "LO: or :HI leave one side open)"},
+     "LO: or :HI leave one side open); it fails only with range in --fail-on (or a --policy)"},
     {"max-abs", 0, "X", S, cli_set_max_abs,
      "finding 'max_abs' for finite values with |x| > X (weights blowing up)"},
     {"cast-check", 0, "DTYPE", S, cli_set_cast_check,
@@ -630,9 +631,10 @@ void cli_print_help(int cmd)
         print_wrapped(help_for(cmd, i), 29, 79);
     }
     if (cmd == CLI_CLEAN) {
-        printf("\nExit status: 0 written; 1 written but NaN/Inf remain (--nonfinite keep, a\n"
-               "feature without finite values), or refused by --max-drop-fraction; 2 usage;\n"
-               "3 unreadable input; 4 write or verification failure. See nanaudit(1).\n");
+        printf("\nExit status: 0 written; 1 written but NaN/Inf remain (--nonfinite keep,\n"
+               "--outliers nan, a feature without finite values), or refused by\n"
+               "--max-drop-fraction; 2 usage; 3 unreadable input; 4 write or verification\n"
+               "failure. See nanaudit(1).\n");
         return;
     }
     if (cmd == CLI_INFO) { /* info judges nothing: no policy, no exit 1 */

@@ -38,6 +38,7 @@ def model(rng):
 
 
 def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
     rng = np.random.default_rng(20261129)
     clean = model(rng)
     # One key only: the writer stores __metadata__ in hash-map order, so

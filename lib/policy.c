@@ -9,6 +9,7 @@
  */
 #include "nanaudit.h"
 
+#include <math.h>   /* fabs, signbit */
 #include <stdarg.h> /* va_list */
 #include <stdio.h>  /* snprintf, vsnprintf */
 #include <string.h> /* strlen, memcpy */
@@ -171,18 +172,21 @@ size_t na_findings(const na_tensor_t *t, const na_result_t *r, uint32_t fail_mas
     }
     if ((c = r->outliers) > 0) {
         first_at(t, r->n_out_locs ? r->out_locs[0] : 0, r->n_out_locs > 0, at, sizeof at);
+        /* x - c, written x + 0.5 for c = -0.5 (not "x - -0.5") */
+        double ctr = r->method == NA_OUTLIER_MAD ? r->median : st->mean;
+        const char *op = signbit(ctr) ? "+" : "-";
         if (r->method == NA_OUTLIER_MAD && r->mad > 0) /* scan --mad (DESIGN.md) */
             add(&s, NA_K_OUTLIERS, c, "%llu outlier%s with modified z-score "
-                "|0.6745 (x - %.6g) / %.6g| > %g (median, MAD)%s",
-                c, plural(c), r->median, r->mad, r->threshold, at);
+                "|0.6745 (x %s %.6g) / %.6g| > %g (median, MAD)%s",
+                c, plural(c), op, fabs(ctr), r->mad, r->threshold, at);
         else if (r->method == NA_OUTLIER_MAD)
-            add(&s, NA_K_OUTLIERS, c, "%llu outlier%s with |x - %.6g| / (1.253314 * %.6g) > %g "
+            add(&s, NA_K_OUTLIERS, c, "%llu outlier%s with |x %s %.6g| / (1.253314 * %.6g) > %g "
                 "(median, MeanAD: MAD is 0)%s",
-                c, plural(c), r->median, r->meanad, r->threshold, at);
+                c, plural(c), op, fabs(ctr), r->meanad, r->threshold, at);
         else
             add(&s, NA_K_OUTLIERS, c,
-                "%llu outlier%s beyond mean +- %g*std (|x - %.6g| > %.6g)%s", c, plural(c),
-                r->threshold, st->mean, r->threshold * r->std, at);
+                "%llu outlier%s beyond mean +- %g*std (|x %s %.6g| > %.6g)%s", c, plural(c),
+                r->threshold, op, fabs(ctr), r->threshold * r->std, at);
     }
     if ((c = st->subnormal) > 0)
         add(&s, NA_K_SUBNORMAL, c, "%llu subnormal value%s in %s", c, plural(c),

@@ -66,13 +66,13 @@ na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
                                                                           : "ERROR";
     fprintf(out, "## nanaudit: %s (exit %d)\n\n", verdict, s->exit_code);
     fprintf(out, "%llu file%s, %llu tensor%s, %llu elements: %llu NaN, %llu +Inf, %llu -Inf, "
-            "%llu outliers, %llu error%s.\n\n",
+            "%llu outlier%s, %llu error%s.\n\n",
             (unsigned long long)s->files, s->files == 1 ? "" : "s",
             (unsigned long long)s->tensors, s->tensors == 1 ? "" : "s",
             (unsigned long long)s->elements, (unsigned long long)s->nan,
             (unsigned long long)s->pos_inf, (unsigned long long)s->neg_inf,
-            (unsigned long long)s->outliers, (unsigned long long)s->errors,
-            s->errors == 1 ? "" : "s");
+            (unsigned long long)s->outliers, s->outliers == 1 ? "" : "s",
+            (unsigned long long)s->errors, s->errors == 1 ? "" : "s");
     size_t rows = 0, used = 0, more = 0, more_fail = 0;
     for (size_t i = 0; i < r->n_files; i++) {
         const na_file_report_t *f = &r->files[i];

@@ -233,10 +233,11 @@ static void print_summary(FILE *out, const na_report_t *r, int color)
     /* every count exact, the element total too: "4.1e6 elements" beside
      * "13 NaN" could not be checked against it */
     fprintf(out, "%" PRIu64 " file%s, %" PRIu64 " tensor%s, %" PRIu64 " element%s: %" PRIu64
-                 " NaN, %" PRIu64 " Inf, %" PRIu64 " outliers",
+                 " NaN, %" PRIu64 " Inf, %" PRIu64 " outlier%s",
             s->files, s->files == 1 ? "" : "s", s->tensors, s->tensors == 1 ? "" : "s",
             s->elements,
-            s->elements == 1 ? "" : "s", s->nan, s->pos_inf + s->neg_inf, s->outliers);
+            s->elements == 1 ? "" : "s", s->nan, s->pos_inf + s->neg_inf, s->outliers,
+            s->outliers == 1 ? "" : "s");
     if (r->mad > 0) /* scan --mad: the outliers column counts modified z-scores */
         fprintf(out, " (modified z-score > %g: median, MAD)", r->mad);
     if (s->errors)

@@ -136,6 +136,13 @@ static void test_findings_messages(void **state)
     assert_false(f[3].fails);
     assert_string_equal(f[3].message,
                         "1 outlier beyond mean +- 6*std (|x - 0.5| > 1.5) (first at [3, 4])");
+    /* a negative mean: x + 0.5, not "x - -0.5" (nineteenth fresh-user round) */
+    r.st.mean = -0.5;
+    na_finding_t g[8];
+    assert_int_equal(na_findings(&t, &r, NA_DEFAULT_FAIL_MASK, g, 8), 5);
+    assert_string_equal(g[3].message,
+                        "1 outlier beyond mean +- 6*std (|x + 0.5| > 1.5) (first at [3, 4])");
+    r.st.mean = 0.5;
     assert_int_equal(f[4].kind, NA_K_SUBNORMAL);
     assert_string_equal(f[4].message, "4 subnormal values in F16");
     assert_false(f[4].fails);

@@ -222,7 +222,7 @@ static void test_text_table(void **state)
     assert_non_null(strstr(text, "FAIL allnan: 4 NaN values (first at [0, 1])"));
     assert_non_null(strstr(text, "error: header too large"));
     assert_non_null(strstr(text, "skipped: config.json (not data)"));
-    assert_non_null(strstr(text, "2 files, 2 tensors, 8 elements: 4 NaN, 0 Inf, 1 outliers, "
+    assert_non_null(strstr(text, "2 files, 2 tensors, 8 elements: 4 NaN, 0 Inf, 1 outlier, "
                                  "1 error; FAILED (exit 3)\n"));
     free(text);
     o.color = 1;

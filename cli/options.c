@@ -445,6 +445,8 @@ void cli_opts_init(cli_opts_t *o)
     cli_clean_opts_init(&o->clean);
 }
 
+static const cli_option_t *lookup(const char *name, size_t len, char c);
+
 /* Options given twice in this command line, by table index (cli_parse). */
 static unsigned char g_seen[sizeof opts / sizeof opts[0]];
 
@@ -453,12 +455,25 @@ static unsigned char g_seen[sizeof opts / sizeof opts[0]];
  * --policy dropped the first (eighteenth fresh-user round). Only the
  * options that collect values (--include, --exclude, --together, scan's
  * --report) and those with a message of their own (-o, clean's
- * --report) may repeat. 0, or 2 after the usage message. */
+ * --report) may repeat; a flag may, but not beside its opposite
+ * (--samples --no-samples). 0, or 2 after the usage message. */
 static int once(const cli_option_t *opt, const cli_opts_t *o)
 {
     static const char *const many[] = {"include", "exclude", "together", "report", "output"};
-    if (!opt->arg)
+    /* flags that undo each other: the last one given used to win */
+    static const char *const pairs[][2] = {{"samples", "no-samples"}};
+    if (!opt->arg) {
+        g_seen[opt - opts] = 1;
+        for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
+            for (int a = 0; a < 2; a++) {
+                const cli_option_t *other = strcmp(opt->name, pairs[k][a]) ? NULL
+                                            : lookup(pairs[k][1 - a], strlen(pairs[k][1 - a]), 0);
+                if (other && g_seen[other - opts])
+                    return cli_usage(o->cmd, "--%s and --%s contradict each other: give one",
+                                     pairs[k][1 - a], opt->name);
+            }
         return 0; /* a flag again changes nothing */
+    }
     for (size_t k = 0; k < sizeof many / sizeof many[0]; k++)
         if (!strcmp(opt->name, many[k]))
             return 0;

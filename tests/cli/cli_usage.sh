@@ -99,6 +99,9 @@ expect_exit 2 "$NANAUDIT" clean --nonfinite zero --nonfinite mean "$F" -o "$T/o.
 expect_stderr_contains "--nonfinite given twice"
 expect_exit 2 "$NANAUDIT" scan --max-nan-fraction 0.1 --max-nan-fraction 0.2 "$F"
 expect_stderr_contains "--max-nan-fraction given twice"
+# flags that undo each other are refused together (the last one won)
+expect_exit 2 "$NANAUDIT" clean --samples --no-samples "$F" -o "$T/o.st"
+expect_stderr_contains "--samples and --no-samples contradict each other: give one"
 # flags and collecting options may repeat
 "$NANAUDIT" scan -q -q --report "$T/a.json" --report "$T/b.json" "$F" >/dev/null 2>&1
 [ $? -le 1 ] || fail "repeated -q / --report refused"

@@ -1660,7 +1660,7 @@ static int finish(crun_t *c, int rc)
     /* A full standard output, found only now that OUT is in place: the
      * line says so, once (main.c would say "write error on standard
      * output" again for the same error, so stdout is left to /dev/null) */
-    int out_bad = !usage && (fflush(stdout) != 0 || ferror(stdout));
+    int out_bad = !usage && cli_stdout_failed();
     if (out_bad && c->r.written) {
         cli_error(NULL, "write error on standard output: the report is lost, but %s was "
                   "written and verified", c->r.output);

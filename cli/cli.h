@@ -93,6 +93,10 @@ int cli_usage(int cmd, const char *fmt, ...)
  * there): clean refuses to run (and clears it, having said so); main.c
  * ends every other command with "write error on standard output", exit 4. */
 extern int cli_stdout_closed;
+/* 1 when standard output failed: closed at start, or a write or the
+ * flush failed (a full disk), except that a pipe whose reader has gone
+ * (`| head`) is not a failure: stdout is then /dev/null. main.c. */
+int cli_stdout_failed(void);
 
 /* exitcode.c */
 int cli_exit_for_status(na_status_t s);  /* 0, 2, 3 or 4 */

@@ -16,6 +16,7 @@
 #include <string.h>   /* strrchr, strcmp, strerror */
 #include <strings.h>  /* strcasecmp */
 #include <sys/stat.h> /* stat, S_ISDIR, fchmod, umask */
+#include <time.h>     /* nanosleep */
 #include <unistd.h>   /* access, fsync, unlink, close */
 
 /* The folder part of path ("." when none) into dir[cap]. */
@@ -226,7 +227,16 @@ static int write_in_place(const char *real, int (*write)(void *ctx, FILE *fp), v
     FILE *fp;
     if (stat(real, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
         drop = 0;
-        int fd = open(real, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        /* a reader that opens it a moment late (cat fifo started after
+         * the run) is waited for, 10 s at most */
+        int fd = -1;
+        for (int tries = 0; tries < 200; tries++) {
+            fd = open(real, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+            if (fd >= 0 || errno != ENXIO)
+                break;
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
         if (fd < 0)
             return errno;
         int fl = fcntl(fd, F_GETFL);
@@ -298,12 +308,22 @@ int cli_write_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ct
      * written but not yet renamed, as a CI cancellation may send it. */
     if (!bad && getenv("NANAUDIT_TEST_WRITE_SIGTERM"))
         raise(SIGTERM);
+    int inplace = 0;
     if (!bad && rename(g_wtmp, real) != 0) {
         bad = 1;
         e = errno;
+        /* a file bind-mounted on its own (docker -v $PWD/audit.json:/out/
+         * audit.json, a Kubernetes subPath) cannot be renamed over:
+         * written in place, as before (nineteenth fresh-user round) */
+        inplace = exists && (e == EBUSY || e == EXDEV);
     }
     if (bad)
         unlink(g_wtmp);
+    if (inplace) {
+        g_wtmp[0] = '\0';
+        wtmp_guard(0);
+        return write_in_place(real, write, ctx, stale);
+    }
     if (bad && stale && exists) /* an earlier run's report is not this run's */
         unlink(real);
     g_wtmp[0] = '\0';

@@ -315,14 +315,15 @@ static void write_outputs(scan_run_t *s)
     na_status_t st = s->o->github ? na_report_write_github(r, stdout)
                      : s->o->json ? na_report_write_json(r, stdout)
                                   : na_report_write_text(r, &to, stdout);
-    if (st != NA_OK && !ferror(stdout)) /* not the write: memory */
+    int memory = st != NA_OK && !ferror(stdout); /* not the write: memory */
+    if (memory)
         cli_error(NULL, "cannot write the report to standard output: %s", na_status_str(st));
     /* A failed write leaves stdout's error flag set, and main.c says
      * "write error on standard output" for it (one line, not two); a
      * buffered one shows only at the flush, and a closed stdout was put
      * on /dev/null (main.c). The run is then exit 4, and the --report
      * files, written first, say so too. */
-    if (st != NA_OK || fflush(stdout) != 0 || ferror(stdout) || cli_stdout_closed) {
+    if (memory || cli_stdout_failed()) { /* a pipe whose reader went: not failed */
         int rc = cli_exit_merge(s->exit_code, 4);
         if (rc != s->exit_code && s->o->n_reports)
             rc = cli_gate_write_reports(s->o, r, rc);
@@ -337,7 +338,7 @@ static void write_outputs(scan_run_t *s)
  * open. */
 /* 1 when the file at path is empty or begins as one of the reports
  * nanaudit writes, as its writers lay them out: JSON ({, "schema_version",
- * then "tool": {"name": "nanaudit"), SARIF (the OASIS $schema, then the
+ * then "tool": {"name": "nanaudit"), or clean's ("command": "clean"), SARIF (the OASIS $schema, then the
  * driver "name": "nanaudit"), JUnit (<testsuites name="nanaudit") or
  * Markdown ("## nanaudit: VERDICT (exit N)"); a package.json or a NOTES.md
  * that merely names nanaudit is not one (nineteenth fresh-user round). */
@@ -356,8 +357,9 @@ static int own_report(const char *path)
                                 "<testsuites name=\"nanaudit\"";
     if (n == 0 || !strncmp(b, junit, sizeof junit - 1))
         return 1;
-    if (!strncmp(b, json, sizeof json - 1))
-        return strstr(b, "\n  \"tool\": {\n    \"name\": \"nanaudit\",") != NULL;
+    if (!strncmp(b, json, sizeof json - 1)) /* scan's report, or clean's */
+        return strstr(b, "\n  \"tool\": {\n    \"name\": \"nanaudit\",") != NULL ||
+               strstr(b, "\n  \"command\": \"clean\",\n  \"version\": ") != NULL;
     if (!strncmp(b, sarif, sizeof sarif - 1))
         return strstr(b, "\"driver\": {\n          \"name\": \"nanaudit\",") != NULL;
     char verdict[16];

@@ -377,8 +377,8 @@ static int too_wide(hid_t ft, char *why, size_t n)
     size_t sz = H5Tget_size(ft);
     if (sz <= NA_H5_MAX_ELEM_BYTES)
         return 0;
-    snprintf(why, n, "damaged datatype: %zu bytes per element (at most %zu MiB)", sz,
-             NA_H5_MAX_ELEM_BYTES >> 20);
+    snprintf(why, n, "datatype of %zu bytes per element: more than %zu MiB (a damaged size, "
+             "or elements too large to audit)", sz, NA_H5_MAX_ELEM_BYTES >> 20);
     return 1;
 }
 

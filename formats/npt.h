@@ -310,10 +310,15 @@ typedef struct na_pk_result {
  * the file refused with "references MODULE.NAME: not a plain tensor
  * checkpoint; nothing was executed" (NA_E_FORMAT). Opcode semantics:
  * CPython Lib/pickle.py and Lib/pickletools.py. Limits: nesting depth
- * 200, 1,000,000 flattened entries; memo indices below max(1024, n).
+ * 200, 1,000,000 flattened entries and 256 MiB of their names, 16 Mi
+ * objects (na_pickle_set_object_cap); memo indices below max(1024, n).
  * Tensors are flattened from the root with dots in pickle order; dict
  * keys that are ints become their decimal text; list items their index. */
 na_status_t na_pickle_load(const uint8_t *buf, size_t n, na_pk_result_t *r, na_err_t *err);
+/* The most objects na_pickle_load builds (0: the default, 16 Mi, about
+ * 3 GiB); past it the pickle is refused, NA_E_UNSUPPORTED. For tests,
+ * which check the refusal without the default's memory. */
+void na_pickle_set_object_cap(size_t n);
 void na_pickle_result_free(na_pk_result_t *r);
 
 /* ------------------------------------------------------------------ */

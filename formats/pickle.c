@@ -40,11 +40,15 @@
 
 #define PK_MAX_DEPTH 200
 #define PK_MAX_LEAVES 1000000u
-/* Objects in the arena, about 200 bytes each: 800 MiB at most. A 5 MB
+/* Objects in the arena, about 190 bytes each: 3 GiB at most. A 5 MB
  * pickle of 5 M None took 5.8 GB (1.2 KB an object, eighteenth
  * fresh-user round); a checkpoint's pickle has a few dozen objects per
- * tensor, thousands to a few hundred thousand in all. */
-#define PK_MAX_OBJECTS (4u << 20)
+ * tensor, but a sampler's index list of 5 M ints is a valid one
+ * (nineteenth: refused at 2^22). */
+#define PK_MAX_OBJECTS (16u << 20)
+static size_t pk_max_objects = PK_MAX_OBJECTS; /* na_pickle_set_object_cap */
+
+void na_pickle_set_object_cap(size_t n) { pk_max_objects = n ? n : PK_MAX_OBJECTS; }
 /* Bytes of the entries' dotted names and notes kept: a 4 KB pickle of
  * 255-character keys over a tree shared 17 levels deep made a million
  * names of 4 KB each, 12 GB (nineteenth fresh-user round). */
@@ -177,18 +181,18 @@ static na_status_t bad(pk_t *p, const char *what)
 
 static na_status_t nomem(pk_t *p)
 {
-    if (p->n_arena >= PK_MAX_OBJECTS) /* new_obj's refusal */
+    if (p->n_arena >= pk_max_objects) /* new_obj's refusal */
         return na_err_set(p->err, NA_E_UNSUPPORTED,
-                          "pickle: more than %u objects (a tensor checkpoint has a few dozen "
-                          "per tensor; opcode at byte %zu)", PK_MAX_OBJECTS, p->op_at);
+                          "pickle: more than %zu objects (a tensor checkpoint has a few dozen "
+                          "per tensor; opcode at byte %zu)", pk_max_objects, p->op_at);
     return na_err_set(p->err, NA_E_NOMEM, "out of memory");
 }
 
 /* A new object in the arena; NULL when out of memory or past
- * PK_MAX_OBJECTS (nomem tells which). */
+ * the object cap (nomem tells which). */
 static obj_t *new_obj(pk_t *p, otype_t t)
 {
-    if (p->n_arena >= PK_MAX_OBJECTS)
+    if (p->n_arena >= pk_max_objects)
         return NULL;
     if (p->n_arena == p->cap_arena) {
         size_t nc = p->cap_arena ? 2 * p->cap_arena : 256;

@@ -196,18 +196,18 @@ for c in wide_i4:4278190084 wide_cmp:4278190088; do
 import resource, subprocess, sys
 r = subprocess.run([sys.argv[1], "scan", sys.argv[2]], capture_output=True, text=True)
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB
-want = (f"nanaudit: {sys.argv[2]}: /x: damaged datatype: {sys.argv[3]} bytes per element "
-        "(at most 16 MiB)\n")
+want = (f"nanaudit: {sys.argv[2]}: /x: datatype of {sys.argv[3]} bytes per element: more "
+        "than 16 MiB (a damaged size, or elements too large to audit)\n")
 assert r.returncode == 3, r.returncode
 assert r.stderr == want, r.stderr
 assert "FAIL /y: 1 NaN value" in r.stdout, r.stdout
 assert peak < 500_000, f"peak RSS {peak} KiB"
 PY
     expect_exit 3 "$NANAUDIT" clean "$f" -o "$T/wide.c.h5" --nonfinite zero
-    expect_stderr_contains "/x: damaged datatype: ${c#*:} bytes per element (at most 16 MiB); clean cannot read it, nothing written"
+    expect_stderr_contains "/x: datatype of ${c#*:} bytes per element: more than 16 MiB (a damaged size, or elements too large to audit); clean cannot read it, nothing written"
     [ ! -e "$T/wide.c.h5" ] || fail "written"
     expect_exit 0 "$NANAUDIT" clean "$f" -o "$T/wide.c.h5" --nonfinite zero --exclude /x
-    expect_stdout_contains "/x: copied: damaged datatype: "
+    expect_stdout_contains "/x: copied: datatype of "
     "$NA_PYTHON" -c "
 import sys, h5py
 with h5py.File(sys.argv[1]) as f:

@@ -77,7 +77,7 @@ int cli_stdout_failed(void)
     /* A pipe whose reader has gone (`| head`, `| grep -q`) polls POLLERR
      * on its write end: the reader took what it wanted, and the verdict
      * (the exit code, the --report files) stands, as it did when SIGPIPE
-     * ended such a run with the reports written (nineteenth fresh-user
+     * ended such a run with the reports written (twentieth fresh-user
      * round: every report turned to ERROR, exit 4). What is still
      * buffered is dropped, quietly. */
     struct stat st;

@@ -314,7 +314,7 @@ int cli_write_file(const char *path, int (*write)(void *ctx, FILE *fp), void *ct
         e = errno;
         /* a file bind-mounted on its own (docker -v $PWD/audit.json:/out/
          * audit.json, a Kubernetes subPath) cannot be renamed over:
-         * written in place, as before (nineteenth fresh-user round) */
+         * written in place, as before (twentieth fresh-user round) */
         inplace = exists && (e == EBUSY || e == EXDEV);
     }
     if (bad)

@@ -44,7 +44,7 @@
  * pickle of 5 M None took 5.8 GB (1.2 KB an object, eighteenth
  * fresh-user round); a checkpoint's pickle has a few dozen objects per
  * tensor, but a sampler's index list of 5 M ints is a valid one
- * (nineteenth: refused at 2^22). */
+ * (twentieth: refused at 2^22). */
 #define PK_MAX_OBJECTS (16u << 20)
 static size_t pk_max_objects = PK_MAX_OBJECTS; /* na_pickle_set_object_cap */
 

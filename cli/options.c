@@ -460,19 +460,16 @@ static unsigned char g_seen[sizeof opts / sizeof opts[0]];
 static int once(const cli_option_t *opt, const cli_opts_t *o)
 {
     static const char *const many[] = {"include", "exclude", "together", "report", "output"};
-    /* flags that undo each other: the last one given used to win */
-    static const char *const pairs[][2] = {{"samples", "no-samples"}};
-    if (!opt->arg) {
+    if (!opt->arg) { /* a flag again changes nothing; its opposite undid it */
         g_seen[opt - opts] = 1;
-        for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
-            for (int a = 0; a < 2; a++) {
-                const cli_option_t *other = strcmp(opt->name, pairs[k][a]) ? NULL
-                                            : lookup(pairs[k][1 - a], strlen(pairs[k][1 - a]), 0);
-                if (other && g_seen[other - opts])
-                    return cli_usage(o->cmd, "--%s and --%s contradict each other: give one",
-                                     pairs[k][1 - a], opt->name);
-            }
-        return 0; /* a flag again changes nothing */
+        const char *opp = !strcmp(opt->name, "samples")      ? "no-samples"
+                          : !strcmp(opt->name, "no-samples") ? "samples"
+                                                             : NULL;
+        const cli_option_t *other = opp ? lookup(opp, strlen(opp), 0) : NULL;
+        return other && g_seen[other - opts]
+                   ? cli_usage(o->cmd, "--%s and --%s contradict each other: give one", opp,
+                               opt->name)
+                   : 0;
     }
     for (size_t k = 0; k < sizeof many / sizeof many[0]; k++)
         if (!strcmp(opt->name, many[k]))

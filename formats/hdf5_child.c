@@ -603,9 +603,9 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
              * a double holds NC_FILL_INT64 (-9223372036854775806) as
              * -2^63, which INT64_MIN and its neighbours equal too. */
             uint64_t iv[64];
+            int sgn = fcl == H5T_INTEGER && H5Tget_sign(ft) == H5T_SGN_2;
             int wide = fcl == H5T_INTEGER && H5Tget_size(ft) == 8 &&
-                       H5Aread(a, H5Tget_sign(ft) == H5T_SGN_2 ? H5T_NATIVE_INT64
-                                                               : H5T_NATIVE_UINT64, iv) >= 0;
+                       H5Aread(a, sgn ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64, iv) >= 0;
             H5Eclear2(H5E_DEFAULT);
             if (H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
                 /* Every value of a vector missing_value (CF allows
@@ -629,9 +629,7 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                         m = u.d;
                     /* the integer is the marker when it rounds to m (not
                      * when libhdf5 saturated it, or m is no integer) */
-                    double back = H5Tget_sign(ft) == H5T_SGN_2 ? (double)(int64_t)iv[j]
-                                                               : (double)iv[j];
-                    int exact = wide && back == m;
+                    int exact = wide && (sgn ? (double)(int64_t)iv[j] : (double)iv[j]) == m;
                     /* equal markers share a slot; exact ones only when
                      * their integers are equal (NC_FILL_INT64 and
                      * INT64_MIN are one double: the second was dropped

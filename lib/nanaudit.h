@@ -204,7 +204,8 @@ typedef struct na_tensor {
      * integer missing_int[i] (the element's bits, int64_t for I64): an
      * element is missing only when its integer equals it, since doubles
      * merge integers of magnitude 2^53 or more (NC_FILL_INT64,
-     * -9223372036854775806, is -2^63 as a double, as is INT64_MIN). */
+     * -9223372036854775806, is -2^63 as a double, as is INT64_MIN). 0 for
+     * every other dtype (the HDF5 reader sets it for I64/U64 only). */
     unsigned missing_exact;
     uint64_t missing_int[2];
     /* 1: the report carries "missing" and "unallocated_chunks" for this

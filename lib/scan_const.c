@@ -44,10 +44,9 @@ na_status_t na_scan_constant(const na_tensor_t *t, const na_scan_opts_t *o, na_r
     double v;
     na_class_t c = na_decode1(t->dtype, t->byte_order, p + t->elem_offset, &v);
     int missing = 0;
-    int wide = t->dtype == NA_DT_I64 || t->dtype == NA_DT_U64;
-    for (int i = 0; i < t->n_missing && i < 2; i++)
+    for (int i = 0; i < t->n_missing && i < 2; i++) /* missing_exact: I64/U64 only */
         missing |= c < NA_CL_NAN && v == t->missing[i] &&
-                   (!(wide && ((t->missing_exact >> i) & 1u)) ||
+                   (!((t->missing_exact >> i) & 1u) ||
                     na_load_uint(p + t->elem_offset, 8, t->byte_order == NA_BIG) ==
                         t->missing_int[i]);
     na_stats_t *s = &r->st;

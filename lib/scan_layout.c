@@ -252,9 +252,7 @@ na_status_t na_k_setup(na_kctx_t *k, const na_tensor_t *t, na_err_t *err)
         k->missing[i] = i < k->n_missing ? t->missing[i] : 0.0;
         k->missing_int[i] = t->missing_int[i];
     }
-    k->missing_exact = es == 8 && (t->dtype == NA_DT_I64 || t->dtype == NA_DT_U64)
-                           ? t->missing_exact & ((1u << k->n_missing) - 1)
-                           : 0;
+    k->missing_exact = t->missing_exact; /* I64/U64 only (nanaudit.h) */
     if (k->n_missing > 0 && k->kind != NA_KK_LUT8)
         k->kind = NA_KK_GENERIC; /* the fast kernels know no missing values */
     int swap = es > 1 && (t->byte_order == NA_BIG) != host_is_big();

@@ -51,6 +51,7 @@ __device__ __forceinline__ na_stats_t na_g_block_stats(const P1 &r, unsigned lon
     s.subnormal = r.sub;
     s.finite = r.fin;
     s.missing = 0;
+    s.mean_lo = 0.0; /* not computed on the GPU: the plain two-pass mean */
     if (r.fin) {
         s.min = r.mn;
         s.max = r.mx;

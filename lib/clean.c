@@ -679,12 +679,13 @@ static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk,
         hi = mxv[l] > hi ? mxv[l] : hi;
     }
     const v4d_t vmean = {mean, mean, mean, mean};
-    v4d_t m2[2] = {zero, zero};
+    v4d_t m2[2] = {zero, zero}, sd[2] = {zero, zero};
     if (fast)
         for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
             for (int h = 0; h < 2; h++) {
                 v4d_t d = VLOAD(b, i + 4 * (uint64_t)h, stride) - vmean;
                 m2[h] += d * d;
+                sd[h] += d;
             }
     else
         for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
@@ -692,19 +693,20 @@ static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk,
                 v4d_t x = VLOAD(b, i + 4 * (uint64_t)h, stride);
                 v4d_t d = VSEL(VFINITE(x), x - vmean, zero);
                 m2[h] += d * d;
+                sd[h] += d;
             }
     for (int l = 0; i < n; i++, l++) {
         double x = b[i * stride];
         double d = fabs(x) <= DBL_MAX ? x - mean : 0.0;
         m2[l / 4][l % 4] += d * d;
+        sd[l / 4][l % 4] += d;
     }
-    v4d_t m2v = m2[0] + m2[1];
+    v4d_t m2v = m2[0] + m2[1], sdv = sd[0] + sd[1];
     blk->finite = c;
-    blk->mean = mean;
-    blk->m2 = LANES_SUM(m2v);
     blk->min = lo;
     blk->max = hi;
     blk->abs_max = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
+    na_stats_block(blk, mean, LANES_SUM(m2v), LANES_SUM(sdv));
 }
 
 /* Contiguous blocks (global statistics) get their own copy with a

@@ -259,12 +259,16 @@ void na_unravel(uint64_t flat, int ndim, const uint64_t *shape, uint64_t *idx);
 /* ------------------------------------------------------------------ */
 
 /* Partial statistics, mergeable. Over finite values only, in double.
- * m2 = sum of squared deviations from mean (Welford/Chan). */
+ * m2 = sum of squared deviations from mean (Welford/Chan). The mean is
+ * mean + mean_lo: mean is the double nearest it, mean_lo the rest (0 when
+ * not known), which keeps the merge exact for data far from 0 (1e9 +
+ * N(0, 1e-3): the difference of two block means is then a few ulps). */
 typedef struct na_stats {
     uint64_t elements, nan, pos_inf, neg_inf, zeros, subnormal, finite;
     double min, max, abs_max; /* meaningful only when finite > 0 */
     double mean, m2;
     uint64_t missing; /* elements equal to a missing value (na_tensor_t) */
+    double mean_lo;   /* see above; last, so positional initialisers leave it 0 */
 } na_stats_t;
 
 void na_stats_init(na_stats_t *s);
@@ -273,6 +277,16 @@ void na_stats_init(na_stats_t *s);
  *   mean = mean_a + d * n_b / n; m2 = m2_a + m2_b + d^2 * n_a * n_b / n.
  * Not commutative in rounding: callers merge in index order. */
 void na_stats_merge(na_stats_t *a, const na_stats_t *b);
+/* The value statistics of one block from its two-pass sums: mean (the
+ * block sum / finite, finite > 0), m2 = sum of (x - mean)^2 and sd = sum of
+ * (x - mean) over its finite x. Sets s->mean, s->mean_lo and s->m2 with the
+ * "corrected two-pass algorithm" of Chan, Golub & LeVeque, "Algorithms for
+ * computing the sample variance: analysis and recommendations" (The
+ * American Statistician 37(3), 1983): m2 - sd^2 / n, and the mean's
+ * rounding error sd / n, for a block whose values lie within |mean|/256 of
+ * each other (else the plain figures). s->finite (> 0), s->min and s->max
+ * must be set. */
+void na_stats_block(na_stats_t *s, double mean, double m2, double sd);
 /* Population std (ddof = 0): sqrt(m2 / finite); exactly 0 when
  * max == min; NaN when finite == 0. */
 double na_stats_std(const na_stats_t *s);

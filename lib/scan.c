@@ -103,19 +103,19 @@ NA_INLINE void p1_f32like_masked(const unsigned char *p, size_t n, int mode, na_
     s->finite = nfin;
     if (nfin == 0)
         return;
-    double mean = sum / (double)nfin, m2 = 0.0;
-#pragma omp simd reduction(+ : m2)
+    double mean = sum / (double)nfin, m2 = 0.0, sd = 0.0;
+#pragma omp simd reduction(+ : m2, sd)
     for (size_t i = 0; i < n; i++) {
         unsigned sub;
         uint32_t u = load32(p, i, mode, &sub);
         double d = (u & 0x7fffffffu) < 0x7f800000u ? (double)na_bits_to_f32(u) - mean : 0.0;
         m2 += d * d;
+        sd += d;
     }
     s->min = mn;
     s->max = mx;
     s->abs_max = fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx);
-    s->mean = mean;
-    s->m2 = m2;
+    na_stats_block(s, mean, m2, sd);
 }
 
 /* Pass 1 for the common block without NaN or Inf: no masks, so the loop
@@ -146,12 +146,13 @@ NA_INLINE void p1_f32like(const unsigned char *p, size_t n, int mode, na_stats_t
         p1_f32like_masked(p, n, mode, s);
         return;
     }
-    double mean = sum / (double)n, m2 = 0.0;
-#pragma omp simd reduction(+ : m2)
+    double mean = sum / (double)n, m2 = 0.0, sd = 0.0;
+#pragma omp simd reduction(+ : m2, sd)
     for (size_t i = 0; i < n; i++) {
         unsigned sub;
         double d = (double)na_bits_to_f32(load32(p, i, mode, &sub)) - mean;
         m2 += d * d;
+        sd += d;
     }
     s->elements = s->finite = n;
     s->zeros = nzero;
@@ -159,8 +160,7 @@ NA_INLINE void p1_f32like(const unsigned char *p, size_t n, int mode, na_stats_t
     s->min = mn;
     s->max = mx;
     s->abs_max = fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx);
-    s->mean = mean;
-    s->m2 = m2;
+    na_stats_block(s, mean, m2, sd);
 }
 
 /* Pass 2 compares in the value's own precision against bounds that
@@ -235,22 +235,22 @@ NA_INLINE void p1_f64_masked(const unsigned char *p, size_t n, na_stats_t *s)
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0};
+    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0};
     if (nfin == 0)
         return;
-    double mean = sum / (double)nfin, m2 = 0.0;
-#pragma omp simd reduction(+ : m2)
+    double mean = sum / (double)nfin, m2 = 0.0, sd = 0.0;
+#pragma omp simd reduction(+ : m2, sd)
     for (size_t i = 0; i < n; i++) {
         double x;
         memcpy(&x, p + 8 * i, 8);
         double d = fabs(x) <= 1.7976931348623157e308 ? x - mean : 0.0;
         m2 += d * d;
+        sd += d;
     }
     s->min = mn;
     s->max = mx;
     s->abs_max = fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx);
-    s->mean = mean;
-    s->m2 = m2;
+    na_stats_block(s, mean, m2, sd);
 }
 
 /* F64 pass 1: fast path and fallback as for p1_f32like. */
@@ -277,15 +277,17 @@ NA_CLONES static void p1_f64(const unsigned char *p, size_t n, na_stats_t *s)
         p1_f64_masked(p, n, s);
         return;
     }
-    double mean = sum / (double)n, m2 = 0.0;
-#pragma omp simd reduction(+ : m2)
+    double mean = sum / (double)n, m2 = 0.0, sd = 0.0;
+#pragma omp simd reduction(+ : m2, sd)
     for (size_t i = 0; i < n; i++) {
         double x;
         memcpy(&x, p + 8 * i, 8);
         m2 += (x - mean) * (x - mean);
+        sd += x - mean;
     }
     *s = (na_stats_t){n, 0, 0, 0, nzero, nsub, n, mn, mx, fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx),
-                      mean, m2, 0};
+                      mean, m2, 0, 0.0};
+    na_stats_block(s, mean, m2, sd);
 }
 
 NA_CLONES static uint64_t p2_f64(const unsigned char *p, size_t n, const na_kthr_t *th)
@@ -423,21 +425,21 @@ static void p1_decoded(const double *v, const unsigned char *c, size_t n, na_sta
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0};
+    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0};
     s->missing = nmiss;
     if (nfin == 0)
         return;
-    double mean = sum / (double)nfin, m2 = 0.0;
-#pragma omp simd reduction(+ : m2)
+    double mean = sum / (double)nfin, m2 = 0.0, sd = 0.0;
+#pragma omp simd reduction(+ : m2, sd)
     for (size_t i = 0; i < n; i++) {
         double d = c[i] < NA_CL_NAN ? v[i] - mean : 0.0;
         m2 += d * d;
+        sd += d;
     }
     s->min = mn;
     s->max = mx;
     s->abs_max = fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx);
-    s->mean = mean;
-    s->m2 = m2;
+    na_stats_block(s, mean, m2, sd);
 }
 
 static uint64_t p2_decoded(const double *v, const unsigned char *c, size_t n, double mean,

@@ -10,11 +10,14 @@
  * report STAN-CS-79-773, 1979). Merging in a fixed order makes the result
  * independent of the number of threads; the pairwise update avoids the
  * cancellation of the textbook sum-of-squares formula (DESIGN.md:
- * F64 1e8 + N(0,1) must give std 1 to 1e-9 relative).
+ * F64 1e8 + N(0,1) must give std 1 to 1e-9 relative). Each mean carries
+ * its rounding error (na_stats_t.mean_lo, TwoSum), so that the difference
+ * of two means far from 0 keeps its digits: 1e9 + N(0, 1e-3) gives the
+ * noise's std to ~1e-14 instead of 8e-7 (tests/unit/test_scan.c).
  */
 #include "nanaudit.h"
 
-#include <math.h> /* NAN, sqrt, fabs */
+#include <math.h> /* NAN, sqrt, fabs, isfinite */
 
 void na_stats_init(na_stats_t *s)
 {
@@ -25,6 +28,36 @@ void na_stats_init(na_stats_t *s)
     s->min = s->max = s->abs_max = s->mean = NAN;
     s->m2 = 0.0;
     s->missing = 0;
+    s->mean_lo = 0.0;
+}
+
+/* hi + lo == a + b exactly, hi the double nearest (Knuth's TwoSum, TAOCP
+ * vol. 2, 4.2.2, theorem B; no assumption on |a| vs |b|). */
+static void two_sum(double a, double b, double *hi, double *lo)
+{
+    double s = a + b, bb = s - a;
+    *hi = s;
+    *lo = (a - (s - bb)) + (b - bb);
+}
+
+void na_stats_block(na_stats_t *s, double mean, double m2, double sd)
+{
+    double c = sd / (double)s->finite, m2c = m2 - sd * c;
+    s->mean = mean;
+    s->mean_lo = 0.0;
+    s->m2 = m2;
+    /* Only for a block whose values lie within |mean|/256 of each other:
+     * each x - mean is then exact (Sterbenz) and sd's rounding is far
+     * below an ulp of the mean, so the correction only adds digits. For
+     * wider data the mean's rounding (an ulp of |mean|) is negligible
+     * beside the spread, while sd's rounding (an ulp of the spread) could
+     * move a correctly rounded mean: the plain figures stand, bit for bit
+     * those of the two-pass sums. So do sums that overflowed (values near
+     * +-DBL_MAX). */
+    if (!(s->max - s->min <= fabs(mean) * 0x1p-8) || !isfinite(c) || !isfinite(m2c))
+        return;
+    two_sum(mean, c, &s->mean, &s->mean_lo);
+    s->m2 = m2c > 0.0 ? m2c : 0.0;
 }
 
 /* Counts always add; value statistics come from whichever side has finite
@@ -46,15 +79,27 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b)
         a->max = b->max;
         a->abs_max = b->abs_max;
         a->mean = b->mean;
+        a->mean_lo = b->mean_lo;
         a->m2 = b->m2;
         return;
     }
     double na = (double)a->finite, nb = (double)b->finite;
     double n = na + nb;
-    double d = b->mean - a->mean;
+    /* The difference of the means with their low parts: b->mean - a->mean
+     * is exact when the two are within a factor 2 (Sterbenz), so d keeps
+     * the digits that plain doubles lose far from 0. */
+    double d = b->mean - a->mean, dc = d + (b->mean_lo - a->mean_lo);
+    if (isfinite(dc))
+        d = dc;
     /* Chan et al. (1979), eq. 2.1b, written with n_b/n so that equal means
      * give exactly mean_a and the m2 correction vanishes. */
-    a->mean = a->mean + d * (nb / n);
+    double t = a->mean_lo + d * (nb / n);
+    if (isfinite(t) && isfinite(a->mean))
+        two_sum(a->mean, t, &a->mean, &a->mean_lo);
+    else {
+        a->mean = a->mean + d * (nb / n);
+        a->mean_lo = 0.0;
+    }
     a->m2 = a->m2 + b->m2 + d * d * (na * nb / n);
     a->finite += b->finite;
     if (b->min < a->min)

@@ -476,6 +476,28 @@ def test_params_round_trip():
     check("params round trip", np.array_equal(np.fromfile(again), np.fromfile(path("train.out"))), "")
 
 
+def test_offset_tiny_spread():
+    """1e9 + N(0, 1e-3) per feature: the fitted mean is the double nearest
+    the exact one and the std that of the noise x - 1e9 (exact, Sterbenz)
+    to 1e-12 relative. Block means merged as plain doubles were 8e-7 off
+    (an ulp of 1e9 is 1.2e-7); numpy's own x.std(0) is ~4e-6 off here, so
+    the reference is the noise's std."""
+    rng = np.random.default_rng(21)
+    x = 1e9 + rng.normal(0, 1e-3, (200003, 3))
+    x.tofile(path("offset.in"))
+    pj = path("offset.json")
+    run(["--dtype", "F64", "--shape", "200003x3", path("offset.in"), "--dry-run",
+         "--normalize", "zscore", "--save-params", pj, "-q"])
+    p = json.load(open(pj))["tensors"]["data"]
+    z = x - 1e9
+    mean, std = np.array(p["n_mean"]), np.array(p["n_std"])
+    check("offset: std", np.all(np.abs(std / z.std(axis=0) - 1) < 1e-12),
+          f"{std.tolist()} vs {z.std(axis=0).tolist()}")
+    exact = [1e9 + float(np.mean(z[:, j], dtype=np.longdouble)) for j in range(3)]
+    check("offset: mean", np.all(np.abs(mean - exact) <= 0.5 * 2.0 ** -23 * 1.0000001),
+          f"{mean.tolist()} vs {exact}")
+
+
 def main():
     tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
     try:

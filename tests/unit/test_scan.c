@@ -346,6 +346,53 @@ static void test_cancellation_f64(void **state)
     free(z);
 }
 
+/* 1e9 + N(0, 1e-3) in F64 over 13 blocks: an ulp of 1e9 (1.2e-7) is a
+ * hundredth of the difference between two block means (~8e-6), so block
+ * means merged as plain doubles gave a std 2e-7 relative off (a tester's
+ * report; numpy's own two-pass std is ~4e-9 off). With the corrected
+ * two-pass block sums and the merge of the means' low parts (stats.c) the
+ * std is that of the noise x - 1e9 (exact here, Sterbenz) to 1e-9, and the
+ * mean is the double nearest 1e9 + mean(noise). */
+static void test_offset_tiny_spread(void **state)
+{
+    (void)state;
+    enum { N = 200003 };
+    double *x = malloc(N * sizeof *x);
+    assert_true(x != NULL);
+    uint64_t s = 2463534242ull;
+    for (int i = 0; i < N; i++) { /* sum of 4 uniforms: mean 0, std ~1e-3 */
+        double u = 0;
+        for (int k = 0; k < 4; k++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            u += (double)(s >> 11) / 9007199254740992.0 - 0.5;
+        }
+        x[i] = 1e9 + u * 1.7320508075688772e-3;
+    }
+    /* reference: the noise, exactly, then two-pass in long double */
+    long double mz = 0, m2 = 0;
+    for (int i = 0; i < N; i++)
+        mz += (long double)(x[i] - 1e9);
+    mz /= N;
+    for (int i = 0; i < N; i++)
+        m2 += ((long double)(x[i] - 1e9) - mz) * ((long double)(x[i] - 1e9) - mz);
+    double want = (double)sqrtl(m2 / N);
+    msrc_t m;
+    msrc_init(&m, x, N * 8, 1 << 20, 8);
+    na_tensor_t t = tensor("w", NA_DT_F64, NA_LITTLE, N, 8, &m);
+    for (int th = 1; th <= 3; th += 2) {
+        na_scan_opts_t o = opts(3, 1 << 20, 5);
+        o.threads = th;
+        na_result_t r;
+        na_err_t err;
+        assert_int_equal(scan(&t, &o, &r, &err), NA_OK);
+        assert_close(r.std, want, 1e-9, 0);
+        assert_true(fabs(r.std - 1e-3) < 1e-5);
+        assert_true(fabsl((long double)r.st.mean - (1e9L + mz)) <= 0.5000001L * 1.1920928955078125e-7L);
+        na_result_free(&r);
+    }
+    free(x);
+}
+
 /* Every element NaN (quiet, negative quiet, signalling): nan 3, no value
  * statistics, no second pass. */
 static void test_all_nan(void **state)
@@ -782,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_outlier_boundary_exact),
         cmocka_unit_test(test_cancellation_f64),
+        cmocka_unit_test(test_offset_tiny_spread),
         cmocka_unit_test(test_all_nan),
         cmocka_unit_test(test_f16_inf),
         cmocka_unit_test(test_subnormals),

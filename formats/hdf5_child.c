@@ -122,6 +122,7 @@ typedef struct c_ent {
 typedef struct child {
     int sock;
     hid_t file;
+    const char *path;     /* the file as the user named it */
     uint8_t *shm;
     uint64_t shm_bytes;
     size_t n, cap;        /* catalog entries sent */
@@ -1052,6 +1053,114 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *ai, vo
     return names_push(ud, name);
 }
 
+/* 1 if object `name` of file f is a dataset. */
+static int has_dataset(hid_t f, const char *name)
+{
+    hid_t o = H5Oopen(f, name, H5P_DEFAULT);
+    int ok = o >= 0 && H5Iget_type(o) == H5I_DATASET;
+    if (o >= 0)
+        H5Oclose(o);
+    H5Eclear2(H5E_DEFAULT);
+    return ok;
+}
+
+/* Open source file `name` of a virtual dataset in the input file `vds`
+ * where libhdf5 1.10 looks for it (H5F_prefix_open_file in H5Fint.c; the
+ * H5Pset_virtual_prefix reference): an absolute name as given; then its
+ * last component in each directory of HDF5_VDS_PREFIX (split at ':',
+ * taken literally); in HDF5_VDS_PREFIX whole, as the access property's
+ * default prefix, where a leading "${ORIGIN}" is the input's directory;
+ * in the input's directory; relative to the working directory. Measured
+ * with 1.10.8: "${ORIGIN}/d" finds d/, "/x:${ORIGIN}/d" does not. Looking
+ * in fewer places than libhdf5 would only call a source missing that it
+ * reads (an error, never a silent fill). The file or -1. */
+static hid_t vds_open_source(const char *vds, const char *name)
+{
+    const char *base = name;
+    if (name[0] == '/') {
+        hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f >= 0)
+            return f;
+        base = strrchr(name, '/') + 1;
+    }
+    const char *slash = strrchr(vds, '/');
+    int dl = slash == NULL ? 1 : slash == vds ? 1 : (int)(slash - vds);
+    const char *dir = slash == NULL ? "." : vds;
+    const char *env = getenv("HDF5_VDS_PREFIX");
+    char cand[8192];
+    hid_t f = -1;
+    for (const char *p = env; p != NULL && *p != '\0' && f < 0;) {
+        size_t len = strcspn(p, ":");
+        if (len > 0) {
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, base);
+            f = H5Fopen(cand, H5F_ACC_RDONLY, H5P_DEFAULT);
+        }
+        p += len + (p[len] == ':');
+    }
+    if (f < 0 && env != NULL && strncmp(env, "${ORIGIN}", 9) == 0) {
+        snprintf(cand, sizeof cand, "%.*s%s/%s", dl, dir, env + 9, base);
+        f = H5Fopen(cand, H5F_ACC_RDONLY, H5P_DEFAULT);
+    }
+    if (f < 0) {
+        snprintf(cand, sizeof cand, "%.*s/%s", dl, dir, base);
+        f = H5Fopen(cand, H5F_ACC_RDONLY, H5P_DEFAULT);
+    }
+    if (f < 0)
+        f = H5Fopen(base, H5F_ACC_RDONLY, H5P_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
+    return f;
+}
+
+/* A virtual dataset reads the fill value wherever a source file or
+ * dataset cannot be opened, without an error (H5Pset_virtual reference:
+ * "the fill value is returned for the unmapped or missing data"): the
+ * audit would report data it never saw. 1 with why set when a mapping's
+ * source is missing (printf-style mappings of an unlimited extent,
+ * "%b" names, are not checked: their sources are found by counting). */
+static int vds_missing(const child_t *c, hid_t dcpl, char *why, size_t cap)
+{
+    size_t n = 0;
+    if (H5Pget_layout(dcpl) != H5D_VIRTUAL || H5Pget_virtual_count(dcpl, &n) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    int bad = 0;
+    for (size_t i = 0; i < n && !bad; i++) {
+        char fn[4096], dn[4096];
+        ssize_t fl = H5Pget_virtual_filename(dcpl, i, fn, sizeof fn);
+        ssize_t nl = H5Pget_virtual_dsetname(dcpl, i, dn, sizeof dn);
+        if (fl <= 0 || nl <= 0 || (size_t)fl >= sizeof fn || (size_t)nl >= sizeof dn) {
+            snprintf(why, cap, "virtual dataset: the source of mapping %zu cannot be read", i);
+            bad = 1;
+            break;
+        }
+        if (strchr(fn, '%') != NULL || strchr(dn, '%') != NULL)
+            continue;
+        if (strcmp(fn, ".") == 0) {
+            if (!has_dataset(c->file, dn)) {
+                snprintf(why, cap, "virtual dataset: its source dataset %.100s is not in this "
+                         "file (libhdf5 would read the fill value in its place)", dn);
+                bad = 1;
+            }
+            continue;
+        }
+        hid_t f = vds_open_source(c->path, fn);
+        if (f < 0) {
+            snprintf(why, cap, "virtual dataset: its source file %.100s cannot be opened "
+                     "(libhdf5 would read the fill value in its place)", fn);
+            bad = 1;
+        } else if (!has_dataset(f, dn)) {
+            snprintf(why, cap, "virtual dataset: its source dataset %.80s is not in %.80s "
+                     "(libhdf5 would read the fill value in its place)", dn, fn);
+            bad = 1;
+        }
+        if (f >= 0)
+            H5Fclose(f);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    return bad;
+}
+
 static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *path)
 {
     char why[300];
@@ -1076,6 +1185,8 @@ static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *p
         c_error_entry(c, path, NA_E_FORMAT, why);
     } else if (too_wide(ft, why, sizeof why)) {
         c_error_entry(c, path, NA_E_FORMAT, why);
+    } else if (vds_missing(c, dcpl, why, sizeof why)) {
+        c_error_entry(c, path, NA_E_NOTFOUND, why);
     } else {
         d.storage = H5Dget_storage_size(dset);
         haddr_t off = H5Dget_offset(dset); /* HADDR_UNDEF unless contiguous, allocated */
@@ -2656,6 +2767,7 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, i
     vl_cap_t cat_cap;
     vl_cap_on(&cat_cap);
     h5_header_cap = cat_cap.set;
+    c.path = path;
     c.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (c.file < 0) {
         char cause[200];

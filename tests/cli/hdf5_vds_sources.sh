@@ -1,0 +1,80 @@
+#!/bin/bash
+# A virtual dataset reads libhdf5's fill value wherever a source file or
+# dataset cannot be opened, without an error: with its source moved away,
+# scan said "all 100 values are zero", exit 0, and a NaN in the source
+# passed the gate (tester round 21a, HIGH). A mapping whose source is
+# missing is now an error of that dataset (exit 3) naming the source;
+# sources are looked for where libhdf5 looks (HDF5_VDS_PREFIX, the file's
+# directory, the working directory).
+. "$(dirname "$0")/helpers.sh"
+skip_without_hdf5
+cd "$T" || exit 1
+mkdir -p d
+"$NA_PYTHON" - <<'PY' || fail "making the files"
+import h5py
+import numpy as np
+a = np.arange(100.0)
+a[7] = np.nan
+with h5py.File("d/src1.h5", "w") as f:
+    f["data"] = a
+with h5py.File("d/src2.h5", "w") as f:
+    f["data"] = np.arange(100.0)
+lay = h5py.VirtualLayout(shape=(100,), dtype="f8")
+lay[:] = h5py.VirtualSource("src1.h5", "data", shape=(100,))
+with h5py.File("d/vds.h5", "w") as f:
+    f.create_virtual_dataset("v", lay, fillvalue=-5)
+# two sources, the second under a dataset name the file lacks
+lay = h5py.VirtualLayout(shape=(200,), dtype="f8")
+lay[:100] = h5py.VirtualSource("src2.h5", "data", shape=(100,))
+lay[100:] = h5py.VirtualSource("src2.h5", "nothere", shape=(100,))
+with h5py.File("d/vds2.h5", "w") as f:
+    f.create_virtual_dataset("w", lay)
+# a source in the same file (".")
+with h5py.File("d/same.h5", "w") as f:
+    f["real"] = np.arange(10.0)
+    lay = h5py.VirtualLayout(shape=(10,), dtype="f8")
+    lay[:] = h5py.VirtualSource(".", "real", shape=(10,))
+    f.create_virtual_dataset("view", lay)
+    lay = h5py.VirtualLayout(shape=(10,), dtype="f8")
+    lay[:] = h5py.VirtualSource(".", "gone", shape=(10,))
+    f.create_virtual_dataset("broken", lay)
+PY
+# sources present: read through, from any working directory
+expect_exit 1 "$NANAUDIT" scan d/vds.h5
+expect_stdout_contains "/v: 1 NaN value (first at [7])"
+(cd / && "$NANAUDIT" scan "$T/d/vds.h5" >/dev/null 2>&1; [ $? -eq 1 ]) || fail "scan from / did not find the source"
+# the source moved away: an error, never the fill value
+mv d/src1.h5 d/src1.moved.h5
+expect_exit 3 "$NANAUDIT" scan d/vds.h5
+expect_stdout_contains "error: /v: virtual dataset: its source file src1.h5 cannot be opened (libhdf5 would read the fill value in its place)"
+expect_stdout_lacks "-5"
+expect_exit 3 "$NANAUDIT" scan --fail-on none d/vds.h5
+# found through HDF5_VDS_PREFIX where libhdf5 1.10 finds it: a list of
+# directories, or one that starts with ${ORIGIN} (the file's directory);
+# "${ORIGIN}" further in the list is not substituted, and libhdf5 reads
+# the fill value: an error here too
+mkdir -p d/moved && mv d/src1.moved.h5 d/moved/src1.h5
+for p in "/nonexistent:$T/d/moved" '${ORIGIN}/moved'; do
+    expect_exit 1 env HDF5_VDS_PREFIX="$p" "$NANAUDIT" scan d/vds.h5
+    expect_stdout_contains "/v: 1 NaN value (first at [7])"
+done
+expect_exit 3 env HDF5_VDS_PREFIX='/nonexistent:${ORIGIN}/moved' "$NANAUDIT" scan d/vds.h5
+expect_stdout_contains "its source file src1.h5 cannot be opened"
+# a source file without the named dataset
+expect_exit 3 "$NANAUDIT" scan d/vds2.h5
+expect_stdout_contains "error: /w: virtual dataset: its source dataset nothere is not in src2.h5 (libhdf5 would read the fill value in its place)"
+# the same file: the good mapping is read, the broken one is an error
+expect_exit 3 "$NANAUDIT" scan d/same.h5 --format json
+cp "$T/stdout" same.json
+"$NA_PYTHON" - same.json <<'PY' || fail "same-file JSON"
+import json, sys
+t = {x["name"]: x for x in json.load(open(sys.argv[1]))["files"][0]["tensors"]}
+assert t["/view"]["status"] == "ok" and t["/view"]["max"] == 9.0, t["/view"]
+assert t["/broken"]["status"] == "error", t["/broken"]
+assert "source dataset gone is not in this file" in t["/broken"]["reason"], t["/broken"]
+PY
+# clean fails closed on it too, and copies it when excluded
+expect_exit 3 "$NANAUDIT" clean d/same.h5 -o c.h5
+expect_stderr_contains "/broken: virtual dataset: its source dataset gone is not in this file"
+[ ! -e c.h5 ] || fail "c.h5 written"
+pass

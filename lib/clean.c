@@ -1575,10 +1575,14 @@ na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *sh
  * z-scores would come out all 0 or NaN and no outlier would be flagged,
  * silently (issue 4); min and max never overflow, and minmax has its
  * overflow-safe form (na_ce_step3). Features without finite values at a step
- * have nothing it could scale and are skipped. */
-static const char *fit_overflowed(const fit_t *F, uint64_t f)
+ * have nothing it could scale and are skipped. A std is NaN too when the
+ * variance of values that differ underflowed (na_stats_std_underflow):
+ * used, it would map the feature to 0 as "constant"; *why then says
+ * NA_UNDERFLOW_WHY, else NA_OVERFLOW_WHY. */
+static const char *fit_overflowed(const fit_t *F, uint64_t f, const char **why)
 {
     const na_clean_opts_t *o = F->o;
+    *why = NA_OVERFLOW_WHY;
     const na_clean_feat_t *c = &F->ct->feat[f];
     const na_stats_t *s0 = &F->s0[f];
     if (c->passthrough)
@@ -1589,8 +1593,11 @@ static const char *fit_overflowed(const fit_t *F, uint64_t f)
     if (o->method != NA_OM_NONE && F->s1[f].finite) {
         if (o->method == NA_OM_ZSCORE && !isfinite(c->center))
             return "mean (--zscore)";
-        if (o->method == NA_OM_ZSCORE && !isfinite(c->scale))
+        if (o->method == NA_OM_ZSCORE && !isfinite(c->scale)) {
+            if (na_stats_std_underflow(&F->s1[f]))
+                *why = NA_UNDERFLOW_WHY;
             return "standard deviation (--zscore)";
+        }
         if (o->method == NA_OM_MAD && !isfinite(c->scale))
             return "MAD (--mad)";
         if (o->method == NA_OM_MAD && c->scale == 0 && !isfinite(c->meanad))
@@ -1600,8 +1607,11 @@ static const char *fit_overflowed(const fit_t *F, uint64_t f)
     }
     if (o->normalize == NA_NORM_ZSCORE && F->s2[f].finite && !isfinite(c->n_mean))
         return "mean (--normalize zscore)";
-    if (o->normalize == NA_NORM_ZSCORE && F->s2[f].finite && !isfinite(c->n_std))
+    if (o->normalize == NA_NORM_ZSCORE && F->s2[f].finite && !isfinite(c->n_std)) {
+        if (na_stats_std_underflow(&F->s2[f]))
+            *why = NA_UNDERFLOW_WHY;
         return "standard deviation (--normalize zscore)";
+    }
     return NULL;
 }
 
@@ -1610,12 +1620,12 @@ static const char *fit_overflowed(const fit_t *F, uint64_t f)
 static na_status_t fit_check_finite(const na_tensor_t *t, const fit_t *F, na_err_t *err)
 {
     for (uint64_t f = 0; f < F->ct->nfeat; f++) {
-        const char *what = fit_overflowed(F, f);
+        const char *why, *what = fit_overflowed(F, f, &why);
         if (what)
             return na_err_set(err, NA_E_UNSUPPORTED,
-                              "%s: feature %llu: the %s " NA_OVERFLOW_WHY "; --exclude '%s' "
+                              "%s: feature %llu: the %s %s; --exclude '%s' "
                               "copies the tensor unchanged",
-                              t->name, (unsigned long long)f, what, t->name);
+                              t->name, (unsigned long long)f, what, why, t->name);
     }
     return NA_OK;
 }

@@ -288,8 +288,15 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b);
  * must be set. */
 void na_stats_block(na_stats_t *s, double mean, double m2, double sd);
 /* Population std (ddof = 0): sqrt(m2 / finite); exactly 0 when
- * max == min; NaN when finite == 0. */
+ * max == min; NaN when finite == 0, when m2 overflowed, and when the
+ * variance underflowed (na_stats_std_underflow). */
 double na_stats_std(const na_stats_t *s);
+/* 1 when s's values differ (max != min) but their variance m2 / finite is
+ * below the smallest normal double, 2.2e-308 (a spread below ~1.5e-154,
+ * F64 subnormals): the squared deviations lost their digits or became 0,
+ * so the std is not known (numpy's np.std says 0, which would call the
+ * data constant and flag nothing; x/np.std gives +-inf). */
+int na_stats_std_underflow(const na_stats_t *s);
 
 /* ------------------------------------------------------------------ */
 /* Scanning                                                            */
@@ -387,6 +394,10 @@ void na_result_free(na_result_t *r); /* frees the location arrays */
  * below and by clean's refusal (lib/clean.c), so that the two agree. */
 #define NA_OVERFLOW_WHY \
     "overflows a double, as numpy's does (values near 1.8e308, or spread by 1e154 or more)"
+/* The same for a std whose variance underflowed (na_stats_std_underflow). */
+#define NA_UNDERFLOW_WHY \
+    "underflows a double (values that differ by less than about 1.5e-154: their variance " \
+    "is below 2.2e-308, where numpy's np.std gives 0)"
 
 /* Why the outlier test of r ran but cannot flag anything, or NULL: the
  * mean or the std (--zscore), or the MAD or, when the MAD is 0, the

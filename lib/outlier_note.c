@@ -28,6 +28,8 @@ const char *na_outliers_note(const na_result_t *r)
     }
     if (!isfinite(r->st.mean))
         return NOT_APPLIED "mean (--zscore) " NA_OVERFLOW_WHY;
+    if (!isfinite(r->std) && na_stats_std_underflow(&r->st))
+        return NOT_APPLIED "standard deviation (--zscore) " NA_UNDERFLOW_WHY;
     if (!isfinite(r->std))
         return NOT_APPLIED "standard deviation (--zscore) " NA_OVERFLOW_WHY;
     return NULL;

@@ -17,7 +17,8 @@
  */
 #include "nanaudit.h"
 
-#include <math.h> /* NAN, sqrt, fabs, isfinite */
+#include <float.h> /* DBL_MIN */
+#include <math.h>  /* NAN, sqrt, fabs, isfinite */
 
 void na_stats_init(na_stats_t *s)
 {
@@ -110,6 +111,12 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b)
         a->abs_max = b->abs_max;
 }
 
+int na_stats_std_underflow(const na_stats_t *s)
+{
+    return s->finite > 0 && s->max != s->min && isfinite(s->m2) &&
+           s->m2 / (double)s->finite < DBL_MIN;
+}
+
 double na_stats_std(const na_stats_t *s)
 {
     if (s->finite == 0)
@@ -118,6 +125,8 @@ double na_stats_std(const na_stats_t *s)
      * m2 can leave a tiny positive residue such as 1e-17. */
     if (s->max == s->min)
         return 0.0;
+    if (na_stats_std_underflow(s))
+        return NAN;
     /* m2 is NaN when partial sums overflowed to +Inf and -Inf (values
      * near +-1.8e308): the std is then unknown, not 0 */
     double v = s->m2 / (double)s->finite;

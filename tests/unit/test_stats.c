@@ -155,6 +155,27 @@ static void test_std_constant_and_nan(void **state)
  * pairwise update keeps std of {1e8 + k} exact where sum-of-squares loses
  * everything. Reference: numpy std of 1e8 + arange(1000) = 288.6749902572095
  * (= sqrt((1000^2 - 1) / 12), exact arithmetic). */
+/* Values that differ by 1e-163: their squared deviations underflow, m2
+ * is 0 or subnormal, and the std is unknown (NaN), not 0 (which would
+ * call them constant); 1e-150 still has a normal variance. */
+static void test_std_underflow(void **state)
+{
+    (void)state;
+    static const double tiny[4] = {1e-163, -2e-163, 3e-163, 0.5e-163};
+    na_stats_t s = partial(tiny, 0, 4);
+    assert_true(s.min < s.max);
+    assert_int_equal(na_stats_std_underflow(&s), 1);
+    assert_true(isnan(na_stats_std(&s)));
+    static const double small[4] = {1e-150, -2e-150, 3e-150, 0.5e-150};
+    s = partial(small, 0, 4);
+    assert_int_equal(na_stats_std_underflow(&s), 0);
+    assert_close(na_stats_std(&s), 1.780975856096876e-150, 1e-15, 0); /* numpy */
+    static const double same[3] = {4e-320, 4e-320, 4e-320}; /* constant: 0 */
+    s = partial(same, 0, 3);
+    assert_int_equal(na_stats_std_underflow(&s), 0);
+    assert_true(na_stats_std(&s) == 0.0);
+}
+
 static void test_merge_cancellation(void **state)
 {
     (void)state;
@@ -180,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_merge_counts_and_empty),
         cmocka_unit_test(test_std_constant_and_nan),
         cmocka_unit_test(test_merge_cancellation),
+        cmocka_unit_test(test_std_underflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -668,6 +668,20 @@ static int check_stand_in(wctx_t *c, hid_t dst, const char *name, hid_t lcpl, co
     return r;
 }
 
+/* The input object libhdf5 reads next (path, and attr or NULL), in the
+ * page the parent names in a crash's message (h5w_job_t.where); NULL path:
+ * none. */
+static void w_where(const wctx_t *c, const char *path, const char *attr)
+{
+    char *w = c->job->where;
+    if (w == NULL)
+        return;
+    if (path == NULL)
+        w[0] = '\0';
+    else
+        snprintf(w, H5W_WHERE, "%s%s%s", path, attr ? "@" : "", attr ? attr : "");
+}
+
 static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, const char *dname,
                       hid_t lcpl, const char *path);
 
@@ -787,7 +801,9 @@ static int copy_whole(wctx_t *c, hid_t g, const char *name, hid_t dst, const cha
             H5Pset_mcdt_search_cb(cp, mcdt_stop, NULL);
         }
         H5Pset_copy_object(cp, fl);
+        w_where(c, path, NULL);
         r = H5Ocopy(g, name, dst, dname, cp, lcpl) < 0 ? w_h5in(c, "cannot copy", path) : 0;
+        w_where(c, NULL, NULL);
         H5Pclose(cp);
     }
     hid_t so = r == 0 ? H5Oopen(g, name, H5P_DEFAULT) : -1;
@@ -818,6 +834,7 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
     acopy_t *a = ud;
     if (a->drop_packing && na_h5_packing_attr(name))
         return 0;
+    w_where(a->c, a->path, name);
     hid_t at = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t ft = at >= 0 ? H5Aget_type(at) : -1, ty = ft >= 0 ? H5Tcopy(ft) : -1;
     hid_t sp = at >= 0 ? H5Aget_space(at) : -1, acpl = at >= 0 ? H5Aget_create_plist(at) : -1;
@@ -845,6 +862,7 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
         H5Dvlen_reclaim(ty, sp, H5P_DEFAULT, buf);
     free(buf);
     W_CLOSE(out, acpl, sp, ty, ft, at);
+    w_where(a->c, NULL, NULL);
     return r < 0 ? -1 : 0;
 }
 

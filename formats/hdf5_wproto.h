@@ -53,7 +53,13 @@ typedef struct h5w_job {
     uint64_t shm_bytes;       /* size of the shared mapping */
     int threads;              /* the run's --threads: threads that deflate
                                * (hdf5_wdeflate.c; POSIX threads, no OpenMP) */
+    char *where;              /* H5W_WHERE bytes shared with the parent, or
+                               * NULL: the input object (PATH or PATH@ATTR)
+                               * libhdf5 is reading, "" between them, so that
+                               * a crash names it */
 } h5w_job_t;
+
+#define H5W_WHERE 4096
 
 typedef struct h5w_write {
     uint64_t tensor, first, count; /* dataset elements [first, first+count) */

@@ -73,7 +73,23 @@ assert t["/view"]["status"] == "ok" and t["/view"]["max"] == 9.0, t["/view"]
 assert t["/broken"]["status"] == "error", t["/broken"]
 assert "source dataset gone is not in this file" in t["/broken"]["reason"], t["/broken"]
 PY
-# clean fails closed on it too, and copies it when excluded
+# clean copies an excluded VDS as stored: beside the input it still reads;
+# in another directory its relative source is not found from the copy,
+# and the verification says so (nothing written)
+mv d/moved/src1.h5 d/src1.h5
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+with h5py.File("d/vds.h5", "a") as f:
+    f["x"] = np.arange(5.0)
+' || fail "adding /x"
+expect_exit 0 "$NANAUDIT" clean d/vds.h5 --exclude /v -o d/out.h5 -q
+expect_exit 1 "$NANAUDIT" scan d/out.h5
+expect_stdout_contains "/v: 1 NaN value (first at [7])"
+mkdir -p elsewhere
+expect_exit 3 "$NANAUDIT" clean d/vds.h5 --exclude /v -o elsewhere/out.h5 -q
+expect_stderr_contains "elsewhere/out.h5: /v: virtual dataset: its source file src1.h5 cannot be opened"
+[ -z "$(ls -A elsewhere)" ] || fail "left in elsewhere/: $(ls -A elsewhere)"
+# clean fails closed on a missing source, as scan does
 expect_exit 3 "$NANAUDIT" clean d/same.h5 -o c.h5
 expect_stderr_contains "/broken: virtual dataset: its source dataset gone is not in this file"
 [ ! -e c.h5 ] || fail "c.h5 written"

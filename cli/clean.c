@@ -55,12 +55,11 @@ static void install_handlers(void)
     sigemptyset(&sa.sa_mask);
     /* A signal the caller ignores stays ignored (a background job started
      * with SIGINT ignored, `trap '' INT`), as sh and make do. */
-    int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < CLI_END_SIGNALS; k++) {
         struct sigaction old;
-        if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        if (sigaction(cli_end_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
             continue;
-        sigaction(sigs[k], &sa, NULL);
+        sigaction(cli_end_signals[k], &sa, NULL);
     }
     cli_sigbus_unlink(g_tmp, &g_tmp_live); /* a truncated input: sigbus.c */
 }
@@ -1069,6 +1068,8 @@ static na_status_t sink(void *ud, const void *buf, size_t len, na_err_t *err)
     if (st == NA_OK && sig && *sig) {
         na_writer_flush(w, err);
         raise(!strcmp(sig, "INT")    ? SIGINT
+              : !strcmp(sig, "USR1") ? SIGUSR1
+              : !strcmp(sig, "XCPU") ? SIGXCPU
               : !strcmp(sig, "KILL") ? SIGKILL
               : !strcmp(sig, "BUS")  ? SIGBUS
               : !strcmp(sig, "STOP") ? SIGSTOP /* clean_races.sh acts, then continues it */

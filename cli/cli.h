@@ -110,6 +110,15 @@ void cli_sigbus_install(void);
  * while it exists) the SIGBUS handler unlinks before it exits, so a bus
  * error mid-clean leaves no file behind. Both must outlive the run. */
 void cli_sigbus_unlink(const char *path, volatile sig_atomic_t *live);
+
+/* The signals whose default action ends the run and that an owner of a
+ * temporary file catches to remove it (signal(7): INT, TERM, HUP, QUIT,
+ * USR1, USR2, ALRM, VTALRM, XCPU - a CPU-time limit); not SIGPROF, which a
+ * profiler handles, and SIGKILL cannot be caught (a temporary file, never
+ * an output, may stay). One list for clean's output and cli_write_file's
+ * reports (paths.c). */
+#define CLI_END_SIGNALS 9
+extern const int cli_end_signals[CLI_END_SIGNALS];
 /* The input now being read (NULL: none), named by the SIGBUS line:
  * "nanaudit: PATH: bus error: the file shrank ...". Call it before the
  * input is read, and with NULL after (not from a signal handler). */

@@ -10,7 +10,7 @@
 #include <errno.h>    /* errno */
 #include <fcntl.h>    /* open, fcntl, O_NONBLOCK */
 #include <limits.h>   /* PATH_MAX */
-#include <signal.h>   /* sigaction, raise, SIGINT, SIGTERM, SIGHUP */
+#include <signal.h>   /* sigaction, raise, SIGINT, ... */
 #include <stdio.h>    /* snprintf, fdopen, fclose */
 #include <stdlib.h>   /* realpath, free, mkstemp, getenv */
 #include <string.h>   /* strrchr, strcmp, strerror */
@@ -181,15 +181,17 @@ int cli_check_side_output(const char *path, const char *flag, const char *const 
  * ends the run meanwhile; then the handler the run had takes the signal
  * (clean's removes its own temporary file and exits). */
 static char g_wtmp[PATH_MAX];
-static struct sigaction g_wold[3];
-static const int g_wsig[3] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction g_wold[CLI_END_SIGNALS];
+
+const int cli_end_signals[CLI_END_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
+                                              SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU};
 
 static void wtmp_signal(int sig)
 {
     if (g_wtmp[0])
         unlink(g_wtmp);
-    for (int i = 0; i < 3; i++)
-        if (g_wsig[i] == sig)
+    for (int i = 0; i < CLI_END_SIGNALS; i++)
+        if (cli_end_signals[i] == sig)
             sigaction(sig, &g_wold[i], NULL);
     raise(sig);
 }
@@ -203,13 +205,13 @@ static void wtmp_guard(int on)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = wtmp_signal;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < CLI_END_SIGNALS; i++) {
         if (on) {
-            sigaction(g_wsig[i], NULL, &g_wold[i]);
+            sigaction(cli_end_signals[i], NULL, &g_wold[i]);
             if (g_wold[i].sa_handler != SIG_IGN)
-                sigaction(g_wsig[i], &sa, NULL);
+                sigaction(cli_end_signals[i], &sa, NULL);
         } else {
-            sigaction(g_wsig[i], &g_wold[i], NULL);
+            sigaction(cli_end_signals[i], &g_wold[i], NULL);
         }
     }
 }

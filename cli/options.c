@@ -328,7 +328,7 @@ static const cli_option_t opts[] = {
      "tensors, which must be >= 0)"},
     {"policy", 0, "FILE", S, cli_set_policy,
      "YAML gate policy: defaults and per-tensor rules by glob (see nanaudit(1), POLICY); "
-     "flags beat its defaults, its matching rules beat flags"},
+     "flags beat its defaults (a limit there stays a gate), its matching rules beat flags"},
     {"baseline", 0, "FILE", S, cli_set_baseline,
      "JSON report of an earlier scan: findings it already has, keyed by (file path as given, "
      "tensor, kind), fail only when their count grew"},

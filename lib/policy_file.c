@@ -34,7 +34,10 @@
  * max_abs, nonnegative, cast_check) and no fail_on also fails on that
  * check's kind (range, max_abs, negative, cast_overflow): writing a limit
  * into the committed policy is asking the gate to hold it. With fail_on
- * in the same scope, fail_on alone decides.
+ * in the same scope, fail_on alone decides. That kind is added after the
+ * command line's flags for the defaults as for a rule: --fail-on replaces
+ * the defaults' fail_on, never a limit's gate (it did, silently: tester
+ * round 22b).
  */
 #include "nanaudit.h"
 
@@ -105,6 +108,8 @@ void na_policy_checks(const na_policy_t *p, const na_checks_t *flags, uint32_t f
     if (p)
         scope_apply(&p->defaults, out);
     na_checks_patch(out, flags, flags_given);
+    if (p)
+        out->fail_mask |= p->defaults.fail_add;
     for (size_t r = 0; p && name && r < p->n_rules; r++)
         for (size_t g = 0; g < p->rules[r].n_globs; g++)
             if (fnmatch(p->rules[r].globs[g], name, 0) == 0) {

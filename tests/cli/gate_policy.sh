@@ -57,6 +57,14 @@ expect_json "$T/t.json" '[(f["kind"], f["fails"]) for f in j["files"][0]["tensor
 # the report's run-wide fail_on: the policy's defaults (a limit adds its kind), then --fail-on
 expect_json "$T/t.json" 'j["fail_on"]' '["nan", "pos_inf", "neg_inf", "range"]'
 expect_json "$T/r2.json" 'j["fail_on"]' '["max_abs"]'
+# --fail-on replaces the defaults' fail_on, not a limit's gate: the
+# defaults' range still fails with --fail-on nan (it did not: exit 0,
+# tester round 22b), as a rule's limit always did
+printf 'version: 1\ndefaults:\n  max_abs: 1\n' >"$T/lim.yaml"
+expect_exit 1 "$NANAUDIT" scan -q --policy "$T/lim.yaml" --zscore 0 "$F"
+expect_exit 1 "$NANAUDIT" scan -q --policy "$T/lim.yaml" --zscore 0 --fail-on nan,inf,outliers --format json --report "$T/lim.json" "$F"
+expect_json "$T/lim.json" 'j["fail_on"]' '["nan", "pos_inf", "neg_inf", "outliers", "max_abs"]'
+expect_json "$T/lim.json" '[f["fails"] for f in j["files"][0]["tensors"][0]["findings"] if f["kind"] == "max_abs"]' '[true]'
 
 # errors: exit 2, FILE:LINE, nothing opened
 bad() { # LINE MESSAGE <<< yaml

@@ -240,9 +240,12 @@ static int finish_indexes(const na_walk_t *w, const unsigned char *bad)
         if (w->indexes[i] == NULL || bad[i])
             continue;
         na_status_t st = na_index_finish(w->indexes[i], &err);
+        char note[256];
         if (st != NA_OK) {
             cli_error(w->index_paths[i], "%s", err.msg[0] ? err.msg : na_status_str(st));
             rc = cli_exit_merge(rc, cli_exit_for_status(st));
+        } else if (na_index_total_note(w->indexes[i], note, sizeof note)) {
+            printf("note %s: %s\n", w->index_paths[i], note);
         }
     }
     return rc;

@@ -254,8 +254,12 @@ static void finish_indexes(scan_run_t *s)
             !s->rep->files[s->index_entry[i]].ok)
             continue;
         na_status_t st = na_index_finish(s->walk.indexes[i], &err);
+        char note[256];
         if (st != NA_OK)
             file_error(s, s->index_entry[i], st, err.msg[0] ? err.msg : na_status_str(st));
+        else if (na_index_total_note(s->walk.indexes[i], note, sizeof note) &&
+                 na_file_report_add_note(&s->rep->files[s->index_entry[i]], note) != NA_OK)
+            s->exit_code = cli_exit_merge(s->exit_code, 4);
     }
 }
 

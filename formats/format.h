@@ -311,10 +311,14 @@ const char *na_index_shard_path(const na_index_t *ix, size_t i); /* sorted, uniq
 na_status_t na_index_check_shard(na_index_t *ix, size_t i, const char *const *names,
                                  size_t n, uint64_t data_bytes, na_err_t *err);
 /* After all shards: every shard was checked (a missing file gives
- * NA_E_NOTFOUND "missing shard file 'X'", an unchecked one NA_E_FORMAT);
- * metadata.total_size (when present) equals the sum of tensor data bytes
- * (HF's meaning: numel x element size, not file sizes). */
+ * NA_E_NOTFOUND "missing shard file 'X'", an unchecked one NA_E_FORMAT). */
 na_status_t na_index_finish(na_index_t *ix, na_err_t *err);
+/* After na_index_finish: 1 with a note in buf when metadata.total_size is
+ * present and is not the sum of the tensors' data bytes (HF's meaning:
+ * numel x element size). Not an error: no loader reads it, and writers
+ * disagree (mlx-examples adds up the shard files' sizes, headers
+ * included). */
+int na_index_total_note(const na_index_t *ix, char *buf, size_t cap);
 void na_index_free(na_index_t *ix);
 
 /* ------------------------------------------------------------------ */

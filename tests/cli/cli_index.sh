@@ -46,7 +46,6 @@ make_st "$T/cx/s1.safetensors" '{"tensors":[{"name":"z","dtype":"C64","shape":[2
 echo '{"metadata":{"total_size":20},"weight_map":{"z":"s1.safetensors","a":"s1.safetensors"}}' >"$T/cx/ok.index.json"
 expect_exit 0 "$NANAUDIT" scan "$T/cx/ok.index.json"
 echo '{"metadata":{"total_size":21},"weight_map":{"z":"s1.safetensors","a":"s1.safetensors"}}' >"$T/cx/bad.index.json"
-expect_exit 3 "$NANAUDIT" scan "$T/cx/bad.index.json"
-expect_stderr_contains "nanaudit: $T/cx/bad.index.json: "
-expect_stderr_contains "21"
+expect_exit 0 "$NANAUDIT" scan "$T/cx/bad.index.json"
+expect_stdout_contains "note: index metadata.total_size is 21 bytes but the shards hold 20 bytes"
 pass

@@ -22,7 +22,13 @@
  *    a Hugging Face Trainer's training_args.bin and rng_state*.pth, pickles
  *    of no weights, are skipped beside its trainer_state.json (trainer_skip);
  *  - an HF index (*.index.json with "weight_map", detected by content)
- *    becomes an item of its own plus one item per shard (from_index).
+ *    becomes an item of its own plus one item per shard (from_index);
+ *  - in a Hugging Face hub cache folder (models--org--name/ holds blobs/,
+ *    refs/ and snapshots/REV/FILE -> ../../blobs/HASH), blobs/ is skipped
+ *    with a reason: its files are audited through snapshots/, under the
+ *    names their indexes use. Walked first (sorted), a blob index looked
+ *    for its shards by file name among the hashes: exit 3 on a valid
+ *    model, and findings named blobs/HASH (tester round 22b).
  */
 #include "format.h"
 
@@ -424,6 +430,29 @@ static char *join_path(const char *dir, const char *name)
 
 static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir, int depth);
 
+/* 1 when dir (its sorted entries names[n]) is a Hugging Face hub cache
+ * repository folder: directories blobs/ and snapshots/ side by side
+ * (huggingface_hub's cache layout, "Understand caching" in its docs). */
+static int hf_cache_repo(const char *dir, char *const *names, size_t n)
+{
+    int blobs = 0, snaps = 0;
+    for (size_t i = 0; i < n; i++) {
+        blobs |= strcmp(names[i], "blobs") == 0;
+        snaps |= strcmp(names[i], "snapshots") == 0;
+    }
+    if (!blobs || !snaps)
+        return 0;
+    int ok = 1;
+    const char *sub[2] = {"blobs", "snapshots"};
+    for (int k = 0; k < 2 && ok; k++) {
+        char *p = join_path(dir, sub[k]);
+        struct stat sb;
+        ok = p != NULL && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+        free(p);
+    }
+    return ok;
+}
+
 /* Directories below an argument that are walked: deeper ones are an error
  * of their own (each level takes some KiB of stack: a tree 1300 deep
  * crashed the walk with SIGSEGV, fifteenth fresh-user round). */
@@ -465,11 +494,19 @@ static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *
     if (st != NA_OK)
         return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, 1, e.msg);
     s->on_stack = 1;
+    int hf_cache = hf_cache_repo(path, names, n);
     /* s may move when the set grows: found again afterwards. */
     for (size_t i = 0; i < n; i++) {
         if (st == NA_OK) {
             char *child = join_path(path, names[i]);
-            st = child != NULL ? walk_path(c, child, 1, depth + 1) : nomem(c);
+            if (child == NULL)
+                st = nomem(c);
+            else if (hf_cache && strcmp(names[i], "blobs") == 0)
+                st = add_noted(c, child, NA_FILE_UNKNOWN, 1, 0,
+                               "Hugging Face cache blobs: audited through snapshots/, under "
+                               "their file names");
+            else
+                st = walk_path(c, child, 1, depth + 1);
             free(child);
         }
         free(names[i]);

@@ -1,0 +1,38 @@
+#!/bin/bash
+# A Hugging Face hub cache folder (models--org--name/ with blobs/, refs/
+# and snapshots/REV/FILE -> ../../blobs/HASH). Walked in sorted order,
+# blobs/ came first: the index blob looked for its shards by file name
+# among the hashes ("missing shard file", exit 3 on a valid model), the
+# snapshot's index was then "the same file", and findings were named
+# blobs/HASH (tester round 22b). blobs/ is now skipped with a reason and
+# the files are audited through snapshots/, under their own names.
+. "$(dirname "$0")/helpers.sh"
+cd "$T" || exit 1
+R=hub/models--org--name
+mkdir -p "$R/blobs" "$R/refs" "$R/snapshots/abc123"
+echo abc123 >"$R/refs/main"
+make_st s1.safetensors '{"tensors": [{"name": "a", "dtype": "F32", "shape": [2], "values": [1, 2]}]}'
+make_st s2.safetensors '{"tensors": [{"name": "b", "dtype": "F32", "shape": [2], "values": [3, "nan"]}]}'
+echo '{"metadata": {"total_size": 16}, "weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}' >ix.json
+for pair in "s1.safetensors model-00001-of-00002.safetensors" "s2.safetensors model-00002-of-00002.safetensors" "ix.json model.safetensors.index.json"; do
+    set -- $pair
+    h=$(sha256sum "$1" | cut -c1-40)
+    cp "$1" "$R/blobs/$h"
+    ln -s "../../blobs/$h" "$R/snapshots/abc123/$2"
+done
+for arg in "$R/snapshots/" "$R" hub; do
+    expect_exit 1 "$NANAUDIT" scan --format json "$arg"
+    cp "$T/stdout" r.json
+    expect_json r.json '[f["path"].split("models--org--name/")[1] for f in j["files"]]' \
+        '["snapshots/abc123/model-00001-of-00002.safetensors", "snapshots/abc123/model-00002-of-00002.safetensors", "snapshots/abc123/model.safetensors.index.json"]'
+    expect_json r.json '[f["status"] for f in j["files"]]' '["ok", "ok", "ok"]'
+    expect_json r.json 'j["summary"]["nan"]' '1'
+done
+expect_json r.json '[(s["path"], s["reason"]) for s in j["skipped"] if "blobs" in s["path"]]' \
+    '[["hub/models--org--name/blobs", "Hugging Face cache blobs: audited through snapshots/, under their file names"]]'
+# a folder that only has a blobs/ directory is walked as any other
+mkdir -p other/blobs
+cp s2.safetensors other/blobs/x.safetensors
+expect_exit 1 "$NANAUDIT" scan -q other
+expect_stdout_contains "other/blobs/x.safetensors"
+pass

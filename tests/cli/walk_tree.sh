@@ -27,15 +27,16 @@ expect_json snap.json '[s["path"] for s in j["skipped"]]' \
     "[\"$H/snapshots/abc/README.md\", \"$H/snapshots/abc/config.json\"]"
 expect_json snap.json 'j["summary"]["elements"]' '3'
 
-# the whole cache dir: sorted order, blobs/ first; the snapshot's link is
-# the same file (same st_dev/st_ino) and is not audited twice; the hidden
-# .no_exist/ (holding a NaN) is not walked
+# the whole cache dir: blobs/ is skipped (a folder with blobs/ and
+# snapshots/ is a cache repository: tester round 22b), the files are
+# audited through snapshots/ under their own names; the hidden .no_exist/
+# (holding a NaN) is not walked
 expect_exit 0 "$NANAUDIT" scan --format json hub
 cp "$T/stdout" hub.json
-expect_json hub.json '[f["path"] for f in j["files"]]' "[\"$H/blobs/1111\"]"
+expect_json hub.json '[f["path"] for f in j["files"]]' "[\"$H/snapshots/abc/model.safetensors\"]"
 expect_json hub.json '[s["path"] for s in j["skipped"]]' \
-    "[\"$H/blobs/2222\", \"$H/refs/main\", \"$H/snapshots/abc/README.md\", \"$H/snapshots/abc/config.json\", \"$H/snapshots/abc/model.safetensors\"]"
-expect_json hub.json 'j["skipped"][4]["reason"]' "\"same file as $H/blobs/1111 (audited once)\""
+    "[\"$H/blobs\", \"$H/refs/main\", \"$H/snapshots/abc/README.md\", \"$H/snapshots/abc/config.json\"]"
+expect_json hub.json 'j["skipped"][0]["reason"]' "\"Hugging Face cache blobs: audited through snapshots/, under their file names\""
 expect_json hub.json 'j["summary"]["nan"]' '0'
 # the text report lists the skipped files too
 expect_exit 0 "$NANAUDIT" scan hub

@@ -153,15 +153,26 @@ int cli_clean_report_json(const cli_clean_run_t *r, FILE *out)
     return rc;
 }
 
+/* A statistic as scan's text prints it: %.6g, or "-" when it is not
+ * finite (a mean or std that overflowed, a std whose variance underflowed). */
+static const char *stat6(char *buf, size_t cap, double v)
+{
+    if (!isfinite(v))
+        return "-";
+    snprintf(buf, cap, "%.6g", v);
+    return buf;
+}
+
 static void pstat(FILE *out, const char *what, const na_stats_t *s)
 {
     fprintf(out, "    %-6s finite %llu  nan %llu  inf %llu", what, (unsigned long long)s->finite,
             (unsigned long long)s->nan, (unsigned long long)(s->pos_inf + s->neg_inf));
     if (s->missing) /* CF markers (--missing auto): left out of the statistics */
         fprintf(out, "  missing %llu", (unsigned long long)s->missing);
+    char m[32], d[32];
     if (s->finite)
-        fprintf(out, "  min %.6g  max %.6g  mean %.6g  std %.6g", s->min, s->max, s->mean,
-                na_stats_std(s));
+        fprintf(out, "  min %.6g  max %.6g  mean %s  std %s", s->min, s->max,
+                stat6(m, sizeof m, s->mean), stat6(d, sizeof d, na_stats_std(s)));
     fputc('\n', out);
 }
 

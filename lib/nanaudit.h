@@ -292,10 +292,11 @@ void na_stats_block(na_stats_t *s, double mean, double m2, double sd);
  * variance underflowed (na_stats_std_underflow). */
 double na_stats_std(const na_stats_t *s);
 /* 1 when s's values differ (max != min) but their variance m2 / finite is
- * below the smallest normal double, 2.2e-308 (a spread below ~1.5e-154,
- * F64 subnormals): the squared deviations lost their digits or became 0,
- * so the std is not known (numpy's np.std says 0, which would call the
- * data constant and flag nothing; x/np.std gives +-inf). */
+ * below 2^-1034 = 5.4e-312 (a std below 2.3e-156: F64 values within
+ * ~1e-156 of each other, subnormals): squared deviations that small are
+ * subnormal or 0, and m2 is no longer known to 1e-12, so neither is the
+ * std (numpy's np.std says 0 or a rounded value; 0 would call the data
+ * constant and flag nothing). */
 int na_stats_std_underflow(const na_stats_t *s);
 
 /* ------------------------------------------------------------------ */
@@ -396,8 +397,8 @@ void na_result_free(na_result_t *r); /* frees the location arrays */
     "overflows a double, as numpy's does (values near 1.8e308, or spread by 1e154 or more)"
 /* The same for a std whose variance underflowed (na_stats_std_underflow). */
 #define NA_UNDERFLOW_WHY \
-    "underflows a double (values that differ by less than about 1.5e-154: their variance " \
-    "is below 2.2e-308, where numpy's np.std gives 0)"
+    "underflows a double (a variance below 5.4e-312, a std below 2.3e-156: squared " \
+    "deviations that small lose their digits, and numpy's np.std gives 0 or a rounded value)"
 
 /* Why the outlier test of r ran but cannot flag anything, or NULL: the
  * mean or the std (--zscore), or the MAD or, when the MAD is 0, the

@@ -17,8 +17,7 @@
  */
 #include "nanaudit.h"
 
-#include <float.h> /* DBL_MIN */
-#include <math.h>  /* NAN, sqrt, fabs, isfinite */
+#include <math.h> /* NAN, sqrt, fabs, isfinite */
 
 void na_stats_init(na_stats_t *s)
 {
@@ -113,8 +112,13 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b)
 
 int na_stats_std_underflow(const na_stats_t *s)
 {
+    /* Each squared deviation below DBL_MIN is rounded to a multiple of
+     * 2^-1074, an error of at most 2^-1075, and so is each partial sum
+     * there: m2 is off by 2n * 2^-1075 at most, 2^-40 (1e-12, DESIGN.md's
+     * tolerance) of m2 = n * v for v >= 2^-1034. Below, its digits are
+     * not known (all of them when the squares became 0). */
     return s->finite > 0 && s->max != s->min && isfinite(s->m2) &&
-           s->m2 / (double)s->finite < DBL_MIN;
+           s->m2 / (double)s->finite < 0x1p-1034;
 }
 
 double na_stats_std(const na_stats_t *s)

@@ -157,7 +157,9 @@ static void test_std_constant_and_nan(void **state)
  * (= sqrt((1000^2 - 1) / 12), exact arithmetic). */
 /* Values that differ by 1e-163: their squared deviations underflow, m2
  * is 0 or subnormal, and the std is unknown (NaN), not 0 (which would
- * call them constant); 1e-150 still has a normal variance. */
+ * call them constant); 1e-150 still has a normal variance, and one value
+ * of 1e-152 among 1000 zeros a variance of 1e-307 (numpy: std 3.16e-154).
+ * The limit is a variance of 2^-1034: m2 known to 2^-40 above it. */
 static void test_std_underflow(void **state)
 {
     (void)state;
@@ -170,6 +172,11 @@ static void test_std_underflow(void **state)
     s = partial(small, 0, 4);
     assert_int_equal(na_stats_std_underflow(&s), 0);
     assert_close(na_stats_std(&s), 1.780975856096876e-150, 1e-15, 0); /* numpy */
+    static double one[1000];
+    one[999] = 1e-152;
+    s = partial(one, 0, 1000);
+    assert_int_equal(na_stats_std_underflow(&s), 0);
+    assert_close(na_stats_std(&s), 3.1606961258558215e-154, 1e-12, 0); /* numpy */
     static const double same[3] = {4e-320, 4e-320, 4e-320}; /* constant: 0 */
     s = partial(same, 0, 3);
     assert_int_equal(na_stats_std_underflow(&s), 0);

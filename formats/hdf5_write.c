@@ -95,9 +95,15 @@ static na_status_t hw_dead(h5w_t *h, int timed_out, na_err_t *err)
             snprintf(sname, sizeof sname, "signal %d", sig);
         /* A crash while libhdf5 reads an object of the input (a damaged
          * attribute's heap index: tester round 21a) is the input's (exit
-         * 3), named, unless the disk is full (H5Ocopy crashes then too). */
+         * 3), named, unless the disk is full (H5Ocopy crashes then too);
+         * so is a time-out there (a damaged heap it loops on: 22a). */
         const char *obj = h->job.where, *full = full_hint(h->base.fd);
-        if (timed_out) {
+        if (timed_out && obj && obj[0]) { /* spinning on a damaged heap (22a) */
+            snprintf(msg, sizeof msg, "%.*s: libhdf5 did not answer within %g s reading it "
+                     "(--hdf5-timeout; a damaged object?): writer stopped", 200, obj,
+                     h->timeout_ms / 1000.0);
+            h->dead_st = NA_E_FORMAT;
+        } else if (timed_out) {
             snprintf(msg, sizeof msg,
                      "libhdf5 did not answer within %g s (--hdf5-timeout): writer stopped",
                      h->timeout_ms / 1000.0);

@@ -24,6 +24,36 @@ b[j + 15] = 0x92  # object index 1 -> 0x92000001
 open("min_bad.h5", "wb").write(b)
 PY
 "$NANAUDIT" clean min.h5 -o out/good.h5 -q >/dev/null 2>&1 || fail "the undamaged file"
+
+# A global heap whose object size is damaged (the 16-byte sequence of
+# /vlen, shared with the root's string attributes) makes libhdf5 loop
+# while the writer copies /@root_s: after --hdf5-timeout the line named
+# the output, exit 4 (tester round 22a); now the input object, exit 3.
+"$NA_PYTHON" - <<'PY' || fail "making hang.h5"
+import struct
+import h5py
+import numpy as np
+with h5py.File("heap.h5", "w") as f:
+    f.attrs["root_s"] = "hello root"
+    v = f.create_dataset("vlen", shape=(2,), dtype=h5py.vlen_dtype(np.float64))
+    v[0] = np.array([1.0, 2.0])
+    v[1] = np.array([3.0])
+    f.create_dataset("d", data=np.array([1.0, 2.0]))
+b = bytearray(open("heap.h5", "rb").read())
+g = b.find(b"GCOL")
+p = g + 16
+while True:  # heap objects: index, refcount, reserved, size, data (8-aligned)
+    idx, _, _, size = struct.unpack("<HHIQ", b[p:p + 16])
+    assert idx != 0, "no 16-byte object"
+    if size == 16:
+        b[p + 9] = 1  # size 16 -> 272
+        break
+    p += 16 + (size + 7) // 8 * 8
+open("hang.h5", "wb").write(b)
+PY
+expect_exit 3 "$NANAUDIT" clean hang.h5 -o out/h.h5 -q --nonfinite zero --exclude /vlen --hdf5-timeout 3
+expect_stderr_contains "nanaudit: hang.h5: /@root_s: libhdf5 did not answer within 3 s reading it (--hdf5-timeout; a damaged object?): writer stopped; nothing written"
+[ "$(ls -A out)" = good.h5 ] || fail "left in out/: $(ls -A out)"
 # Under a sanitizer, its allocator may catch libhdf5's bad pointer and
 # end the child with exit status 1 instead of a signal: real builds only.
 if { ldd "$NANAUDIT"; nm "$NANAUDIT"; } 2>/dev/null | grep -qE 'lib(a|t)san|__(a|t)san_init'; then

@@ -46,7 +46,8 @@
 #include <signal.h>     /* raise, SIGSEGV */
 #include <stdarg.h>     /* va_list */
 #include <stdio.h>      /* snprintf */
-#include <stdlib.h>     /* malloc, free */
+#include <limits.h>     /* PATH_MAX */
+#include <stdlib.h>     /* malloc, free, realpath */
 #include <string.h>     /* memset, strlen, strstr */
 #include <sys/resource.h> /* getrlimit, setrlimit, RLIMIT_AS */
 #include <sys/socket.h> /* send, recv */
@@ -1053,15 +1054,16 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *ai, vo
     return names_push(ud, name);
 }
 
-/* 1 if object `name` of file f is a dataset. */
-static int has_dataset(hid_t f, const char *name)
+static hid_t vds_try(char *got, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* H5Fopen of the path fmt makes, kept in got[cap]: the file or -1. */
+static hid_t vds_try(char *got, size_t cap, const char *fmt, ...)
 {
-    hid_t o = H5Oopen(f, name, H5P_DEFAULT);
-    int ok = o >= 0 && H5Iget_type(o) == H5I_DATASET;
-    if (o >= 0)
-        H5Oclose(o);
-    H5Eclear2(H5E_DEFAULT);
-    return ok;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(got, cap, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= cap ? -1 : H5Fopen(got, H5F_ACC_RDONLY, H5P_DEFAULT);
 }
 
 /* Open source file `name` of a virtual dataset in the input file `vds`
@@ -1070,16 +1072,18 @@ static int has_dataset(hid_t f, const char *name)
  * last component in each directory of HDF5_VDS_PREFIX (split at ':',
  * taken literally); in HDF5_VDS_PREFIX whole, as the access property's
  * default prefix, where a leading "${ORIGIN}" is the input's directory;
- * in the input's directory; relative to the working directory. Measured
- * with 1.10.8: "${ORIGIN}/d" finds d/, "/x:${ORIGIN}/d" does not. Looking
- * in fewer places than libhdf5 would only call a source missing that it
- * reads (an error, never a silent fill). The file or -1. */
-static hid_t vds_open_source(const char *vds, const char *name)
+ * in the input's directory; relative to the working directory; in the
+ * directory of the input's resolved name (a symbolic link's target).
+ * Measured with 1.10.8: "${ORIGIN}/d" finds d/, "/x:${ORIGIN}/d" does not.
+ * Looking in fewer places than libhdf5 would only call a source missing
+ * that it reads (an error, never a silent fill). The file, its path in
+ * got[cap], or -1. */
+static hid_t vds_open_source(const char *vds, const char *name, char *got, size_t cap)
 {
     const char *base = name;
+    hid_t f = -1;
     if (name[0] == '/') {
-        hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (f >= 0)
+        if ((f = vds_try(got, cap, "%s", name)) >= 0)
             return f;
         base = strrchr(name, '/') + 1;
     }
@@ -1087,78 +1091,126 @@ static hid_t vds_open_source(const char *vds, const char *name)
     int dl = slash == NULL ? 1 : slash == vds ? 1 : (int)(slash - vds);
     const char *dir = slash == NULL ? "." : vds;
     const char *env = getenv("HDF5_VDS_PREFIX");
-    char cand[8192];
-    hid_t f = -1;
     for (const char *p = env; p != NULL && *p != '\0' && f < 0;) {
         size_t len = strcspn(p, ":");
-        if (len > 0) {
-            snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, base);
-            f = H5Fopen(cand, H5F_ACC_RDONLY, H5P_DEFAULT);
-        }
+        if (len > 0)
+            f = vds_try(got, cap, "%.*s/%s", (int)len, p, base);
         p += len + (p[len] == ':');
     }
-    if (f < 0 && env != NULL && strncmp(env, "${ORIGIN}", 9) == 0) {
-        snprintf(cand, sizeof cand, "%.*s%s/%s", dl, dir, env + 9, base);
-        f = H5Fopen(cand, H5F_ACC_RDONLY, H5P_DEFAULT);
-    }
-    if (f < 0) {
-        snprintf(cand, sizeof cand, "%.*s/%s", dl, dir, base);
-        f = H5Fopen(cand, H5F_ACC_RDONLY, H5P_DEFAULT);
-    }
+    if (f < 0 && env != NULL && *env != '\0')
+        f = strncmp(env, "${ORIGIN}", 9) == 0
+                ? vds_try(got, cap, "%.*s%s/%s", dl, dir, env + 9, base)
+                : vds_try(got, cap, "%s/%s", env, base);
     if (f < 0)
-        f = H5Fopen(base, H5F_ACC_RDONLY, H5P_DEFAULT);
+        f = vds_try(got, cap, "%.*s/%s", dl, dir, base);
+    if (f < 0)
+        f = vds_try(got, cap, "%s", base);
+    /* the file's resolved name: a symbolic link's target's directory */
+    char real[PATH_MAX];
+    const char *rs = f < 0 && realpath(vds, real) != NULL ? strrchr(real, '/') : NULL;
+    if (rs != NULL)
+        f = vds_try(got, cap, "%.*s/%s", rs == real ? 1 : (int)(rs - real), real, base);
     H5Eclear2(H5E_DEFAULT);
     return f;
 }
 
-/* A virtual dataset reads the fill value wherever a source file or
- * dataset cannot be opened, without an error (H5Pset_virtual reference:
- * "the fill value is returned for the unmapped or missing data"): the
- * audit would report data it never saw. 1 with why set when a mapping's
- * source is missing (printf-style mappings of an unlimited extent,
- * "%b" names, are not checked: their sources are found by counting). */
-static int vds_missing(const child_t *c, hid_t dcpl, char *why, size_t cap)
+/* A mapping's file or dataset name (H5Pset_virtual: "%b" stands for a
+ * block number in a printf-style mapping of an unlimited extent, "%%" for
+ * a '%'): 1 with the name unescaped in out[cap], 0 for a printf-style
+ * name, whose sources are found by counting (not checked). */
+static int vds_name(const char *in, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (const char *p = in; *p != '\0' && k + 1 < cap; p++) {
+        if (p[0] == '%' && p[1] == '%')
+            p++;
+        else if (p[0] == '%')
+            return 0;
+        out[k++] = *p;
+    }
+    out[k] = '\0';
+    return 1;
+}
+
+/* Virtual datasets whose sources are virtual: at most this deep. */
+#define VDS_MAX_DEPTH 8
+
+/* vds_missing's walk of the mappings of dcpl, a virtual dataset of file
+ * `file` (named `path`, for relative source names), depth levels down:
+ * 1 with why set (the problem, without "virtual dataset: ") when a source
+ * cannot be opened, recursively through sources that are virtual too. */
+static int vds_check(const char *path, hid_t file, hid_t dcpl, int depth, char *why, size_t cap)
 {
     size_t n = 0;
     if (H5Pget_layout(dcpl) != H5D_VIRTUAL || H5Pget_virtual_count(dcpl, &n) < 0) {
         H5Eclear2(H5E_DEFAULT);
         return 0;
     }
+    if (depth >= VDS_MAX_DEPTH) {
+        snprintf(why, cap, "its sources are virtual datasets nested more than %d deep (a "
+                 "cycle?)", VDS_MAX_DEPTH);
+        return 1;
+    }
     int bad = 0;
     for (size_t i = 0; i < n && !bad; i++) {
-        char fn[4096], dn[4096];
-        ssize_t fl = H5Pget_virtual_filename(dcpl, i, fn, sizeof fn);
-        ssize_t nl = H5Pget_virtual_dsetname(dcpl, i, dn, sizeof dn);
-        if (fl <= 0 || nl <= 0 || (size_t)fl >= sizeof fn || (size_t)nl >= sizeof dn) {
-            snprintf(why, cap, "virtual dataset: the source of mapping %zu cannot be read", i);
+        char fr[4096], dr[4096], fn[4096], dn[4096], got[4096];
+        ssize_t fl = H5Pget_virtual_filename(dcpl, i, fr, sizeof fr);
+        ssize_t nl = H5Pget_virtual_dsetname(dcpl, i, dr, sizeof dr);
+        if (fl <= 0 || nl <= 0 || (size_t)fl >= sizeof fr || (size_t)nl >= sizeof dr) {
+            snprintf(why, cap, "the source of mapping %zu cannot be read", i);
             bad = 1;
             break;
         }
-        if (strchr(fn, '%') != NULL || strchr(dn, '%') != NULL)
+        if (!vds_name(fr, fn, sizeof fn) || !vds_name(dr, dn, sizeof dn))
             continue;
-        if (strcmp(fn, ".") == 0) {
-            if (!has_dataset(c->file, dn)) {
-                snprintf(why, cap, "virtual dataset: its source dataset %.100s is not in this "
-                         "file (libhdf5 would read the fill value in its place)", dn);
-                bad = 1;
-            }
-            continue;
-        }
-        hid_t f = vds_open_source(c->path, fn);
+        int same = strcmp(fn, ".") == 0;
+        hid_t f = same ? file : vds_open_source(path, fn, got, sizeof got);
+        hid_t d = f >= 0 ? H5Dopen2(f, dn, H5P_DEFAULT) : -1;
+        hid_t sp = d >= 0 ? H5Dget_create_plist(d) : -1;
+        H5Eclear2(H5E_DEFAULT);
+        char sub[200];
         if (f < 0) {
-            snprintf(why, cap, "virtual dataset: its source file %.100s cannot be opened "
-                     "(libhdf5 would read the fill value in its place)", fn);
+            snprintf(why, cap, "its source file %.100s cannot be opened", fn);
             bad = 1;
-        } else if (!has_dataset(f, dn)) {
-            snprintf(why, cap, "virtual dataset: its source dataset %.80s is not in %.80s "
-                     "(libhdf5 would read the fill value in its place)", dn, fn);
+        } else if (d < 0 || H5Iget_type(d) != H5I_DATASET) {
+            snprintf(why, cap, "its source dataset %.80s is not in %.80s", dn,
+                     same ? "this file" : fn);
+            bad = 1;
+        } else if (sp >= 0 && vds_check(same ? path : got, f, sp, depth + 1, sub, sizeof sub)) {
+            if (strncmp(sub, "its sources are", 15) == 0) /* too deep: said once */
+                snprintf(why, cap, "%.150s", sub);
+            else
+                snprintf(why, cap, "its source dataset %.40s in %.40s is virtual too, and %.100s",
+                         dn, same ? "this file" : fn, sub);
             bad = 1;
         }
-        if (f >= 0)
+        if (sp >= 0)
+            H5Pclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
+        if (!same && f >= 0)
             H5Fclose(f);
     }
     H5Eclear2(H5E_DEFAULT);
     return bad;
+}
+
+/* A virtual dataset reads the fill value wherever a source file or
+ * dataset cannot be opened, without an error (H5Pset_virtual reference:
+ * "the fill value is returned for the unmapped or missing data"): the
+ * audit would report data it never saw. 1 with why set when a mapping's
+ * source is missing, also one level or more down (a source that is a
+ * virtual dataset itself: tester round 22a). */
+static int vds_missing(const child_t *c, hid_t dcpl, char *why, size_t cap)
+{
+    char sub[240];
+    if (!vds_check(c->path, c->file, dcpl, 0, sub, sizeof sub))
+        return 0;
+    snprintf(why, cap, "virtual dataset: %.200s%s", sub,
+             strncmp(sub, "its sources are", 15) == 0
+                 ? ""
+                 : " (libhdf5 would read the fill value in its place)");
+    return 1;
 }
 
 static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *path)

@@ -73,6 +73,52 @@ assert t["/view"]["status"] == "ok" and t["/view"]["max"] == 9.0, t["/view"]
 assert t["/broken"]["status"] == "error", t["/broken"]
 assert "source dataset gone is not in this file" in t["/broken"]["reason"], t["/broken"]
 PY
+# (tester round 22a) a source that is a VDS itself is checked too, its
+# own sources relative to its file; a VDS that is its own source (a cycle:
+# h5py crashes on it) stops at 8 levels; "%%" in a name is a '%', not a
+# printf-style mapping; a VDS reached through a symbolic link finds its
+# sources beside the link's target, as libhdf5 does; HDF5_VDS_PREFIX whole
+# is one directory, ':' in its name included
+mkdir -p n "co:lon" l
+"$NA_PYTHON" - <<'PY' || fail "making the nested files"
+import h5py
+import numpy as np
+a = np.arange(100.0)
+a[7] = np.nan
+def vds(path, src, name, fill=-5):
+    lay = h5py.VirtualLayout(shape=(100,), dtype="f8")
+    lay[:] = h5py.VirtualSource(src, "data", shape=(100,))
+    with h5py.File(path, "w") as f:
+        f.create_virtual_dataset(name, lay, fillvalue=fill)
+with h5py.File("n/inner_src.h5", "w") as f:
+    f["data"] = a
+vds("n/inner.h5", "inner_src.h5", "data")
+vds("n/outer.h5", "inner.h5", "v")
+with h5py.File("n/pct%src.h5", "w") as f:
+    f["data"] = a
+vds("n/pct.h5", "pct%%src.h5", "v")
+with h5py.File("n/cyc.h5", "w") as f:
+    lay = h5py.VirtualLayout(shape=(10,), dtype="f8")
+    lay[:] = h5py.VirtualSource(".", "loop", shape=(10,))
+    f.create_virtual_dataset("loop", lay)
+PY
+expect_exit 1 "$NANAUDIT" scan n/outer.h5
+expect_stdout_contains "/v: 1 NaN value (first at [7])"
+expect_exit 1 "$NANAUDIT" scan n/pct.h5
+ln -s ../n/outer.h5 l/outer.h5
+expect_exit 1 "$NANAUDIT" scan l/outer.h5
+expect_stdout_contains "/v: 1 NaN value (first at [7])"
+mv n/inner_src.h5 "co:lon/inner_src.h5"
+mv "n/pct%src.h5" n/pct-moved.h5
+expect_exit 3 "$NANAUDIT" scan n/outer.h5
+expect_stdout_contains "error: /v: virtual dataset: its source dataset data in inner.h5 is virtual too, and its source file inner_src.h5 cannot be opened (libhdf5 would read the fill value in its place)"
+expect_exit 1 env HDF5_VDS_PREFIX="$T/co:lon" "$NANAUDIT" scan n/outer.h5
+expect_exit 3 "$NANAUDIT" scan n/pct.h5
+expect_stdout_contains "its source file pct%src.h5 cannot be opened"
+expect_exit 3 "$NANAUDIT" scan n/cyc.h5
+expect_stdout_contains "error: /loop: virtual dataset: its sources are virtual datasets nested more than 8 deep (a cycle?)"
+expect_stdout_lacks "fill value"
+
 # clean copies an excluded VDS as stored: beside the input it still reads;
 # in another directory its relative source is not found from the copy,
 # and the verification says so (nothing written)

@@ -21,6 +21,9 @@
  *  - NumPy .npy: "\x93NUMPY" (numpy.lib.format);
  *  - pickle: \x80 (PROTO) then protocol 2..5 (CPython pickletools); a
  *    legacy torch.save file starts with the pickled magic number;
+ *  - MATLAB v5/v7 MAT-file: a 128-byte header whose text starts "MATLAB
+ *    5.0 MAT-file" (MathWorks, "MAT-File Format", level 5); v7.3 files
+ *    are HDF5 behind a 512-byte user block and are read as HDF5;
  *  - a zip is told apart by its member names (zip.c, na_zip_classify):
  *    torch.save archive (DIR/data.pkl), .npz (*.npy members, or a
  *    member with the .npy magic) or other.
@@ -137,6 +140,8 @@ na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
      * for unknown data that --dtype could read raw */
     if (n >= 4 && memcmp(head, "GGUF", 4) == 0)
         return NA_FILE_GGUF;
+    if (n >= 128 && memcmp(head, "MATLAB 5.0 MAT-file", 19) == 0)
+        return NA_FILE_MAT5;
     if (is_safetensors(head, n, size))
         return NA_FILE_SAFETENSORS;
     size_t i = skip_ws(head, 0, n);
@@ -163,6 +168,7 @@ const char *na_kind_of_file_str(na_kind_of_file_t k)
     case NA_FILE_TORCH: return "PyTorch checkpoint";
     case NA_FILE_PICKLE: return "pickle (legacy PyTorch checkpoint)";
     case NA_FILE_GGUF: return "GGUF";
+    case NA_FILE_MAT5: return "MATLAB v5 MAT-file";
     case NA_FILE_UNKNOWN: break;
     }
     return "unrecognised content";
@@ -388,6 +394,10 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
     case NA_FILE_GGUF:
         return na_err_set(err, NA_E_UNSUPPORTED, "GGUF model file (llama.cpp): not supported yet "
                           "(a GGUF reader is planned); its tensors are not audited");
+    case NA_FILE_MAT5:
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "MATLAB v5/v7 MAT-file: not supported (save it with -v7.3, an HDF5 "
+                          "file that nanaudit reads); its variables are not audited");
     case NA_FILE_GZIP:
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "gzip-compressed file: give --dtype to audit it as raw data");

@@ -17,7 +17,8 @@
  *    skipped with a reason (config.json, README.md, tokenizer files; a
  *    FIFO, socket or device too),
  *    unless its name claims a checkpoint (*.safetensors, *.bin, ...) or
- *    its content is a data format we cannot read yet (HDF5, netCDF-3):
+ *    its content is a data format we cannot read yet (netCDF-3, GGUF,
+ *    MATLAB v5/v7; HDF5 without libhdf5):
  *    then it is an error, so that unaudited data never passes silently;
  *    a Hugging Face Trainer's training_args.bin and rng_state*.pth, pickles
  *    of no weights, are skipped beside its trainer_state.json (trainer_skip);
@@ -161,7 +162,7 @@ static int ends_with(const char *s, const char *suffix)
 static int name_claims_data(const char *path)
 {
     static const char *const ext[] = {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5",
-                                      ".hdf5", ".nc", ".npy", ".npz", ".gguf"};
+                                      ".hdf5", ".nc", ".npy", ".npz", ".gguf", ".mat"};
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
         if (ends_with(path, ext[i]))
             return 1;
@@ -170,7 +171,7 @@ static int name_claims_data(const char *path)
 
 static int content_is_data(na_kind_of_file_t k)
 {
-    return k == NA_FILE_HDF5 || k == NA_FILE_NETCDF3 || k == NA_FILE_GGUF;
+    return k == NA_FILE_HDF5 || k == NA_FILE_NETCDF3 || k == NA_FILE_GGUF || k == NA_FILE_MAT5;
 }
 
 /* The files of a Hugging Face Trainer checkpoint folder that are pickles

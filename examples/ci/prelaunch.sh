@@ -27,9 +27,13 @@ if [ $# -lt 2 ] || [ ${#args[@]} -eq 0 ]; then
     exit 2
 fi
 shift # the --
-report=()
-[ -n "${NANAUDIT_REPORT:-}" ] && report=(--report "$NANAUDIT_REPORT")
-"$NANAUDIT" scan --quiet --no-progress "${report[@]}" "${args[@]}"
+# (no empty array is expanded: bash before 4.4, e.g. RHEL 7's 4.2 on many
+# Slurm clusters, calls "${a[@]}" of an empty array unbound under set -u)
+if [ -n "${NANAUDIT_REPORT:-}" ]; then
+    "$NANAUDIT" scan --quiet --no-progress --report "$NANAUDIT_REPORT" "${args[@]}"
+else
+    "$NANAUDIT" scan --quiet --no-progress "${args[@]}"
+fi
 rc=$?
 if [ "$rc" -ne 0 ]; then
     case $rc in

@@ -75,6 +75,18 @@ int na_escape_dangerous(const void *p, size_t len)
            (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+int na_escape_has_dangerous(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = na_utf8_seq_len(s + i, n - i);
+        if (len > 1 && na_escape_dangerous(s + i, len))
+            return 1;
+        i += len ? len : 1;
+    }
+    return 0;
+}
+
 /* Output cursor: writes while the whole piece fits, counts always. Once a
  * piece does not fit, nothing more is written, so the output is always a
  * prefix made of whole pieces (never half an escape or half a character). */

@@ -713,6 +713,9 @@ size_t na_escape_text(const char *s, char *out, size_t cap);
  * U+2028..U+202E, U+2066..U+2069), which could reorder or break what a
  * reader sees. */
 int na_escape_dangerous(const void *p, size_t len);
+/* 1 when s holds a character na_escape_dangerous names (checked as valid
+ * UTF-8 sequences; invalid bytes are not counted). */
+int na_escape_has_dangerous(const char *s);
 /* na_escape_text of s (NULL: "") into a buffer of its own (malloc'd, the
  * caller frees it); NULL on out of memory. */
 char *na_escape_text_dup(const char *s);

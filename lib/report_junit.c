@@ -32,8 +32,11 @@ static void xml_put(FILE *out, const char *s, int attr)
         size_t len = na_utf8_seq_len(s + i, n - i);
         if (len == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
             (len == 3 && c == 0xEF && (unsigned char)s[i + 1] == 0xBF &&
-             (unsigned char)s[i + 2] >= 0xBE)) {
-            /* not representable in XML 1.0: keep it visible as \xHH */
+             (unsigned char)s[i + 2] >= 0xBE) ||
+            (len > 1 && na_escape_dangerous(s + i, len))) {
+            /* not representable in XML 1.0, or a bidi override, line
+             * separator or C1 control that would make a name display as
+             * another (tester round 22b): kept visible as \xHH */
             for (size_t k = 0; k < (len ? len : 1); k++)
                 fprintf(out, "\\x%02X", (unsigned char)s[i + k]);
             i += len ? len : 1;
@@ -45,6 +48,7 @@ static void xml_put(FILE *out, const char *s, int attr)
         case '>': fputs("&gt;", out); break;
         case '"': fputs("&quot;", out); break;
         case '\'': fputs("&apos;", out); break;
+        case '\\': fputs("\\\\", out); break; /* so \x01 escaped and a literal "\x01" differ */
         case '\t': fputs(attr ? "&#9;" : "\t", out); break;
         case '\n': fputs(attr ? "&#10;" : "\n", out); break;
         case '\r': fputs("&#13;", out); break;

@@ -28,7 +28,21 @@
 #define SARIF_SCHEMA "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #define RULE_UNREADABLE NA_K_COUNT /* rule index of "unreadable" */
 
-static json_t *jstr(const char *s) { return na_json_text(s ? s : ""); }
+/* A string a person reads in the code-scanning view: bidi overrides, line
+ * separators and C1 controls (na_escape_dangerous) would let a tensor name
+ * display as another (tester round 22b), so such a string is written as
+ * the text report writes it (na_escape_text: \xhh); others as they are. */
+static json_t *jstr(const char *s)
+{
+    if (!s)
+        s = "";
+    if (!na_escape_has_dangerous(s))
+        return na_json_text(s);
+    char *e = na_escape_text_dup(s);
+    json_t *j = e ? json_string(e) : NULL;
+    free(e);
+    return j;
+}
 
 /* RFC 3986 URI reference for a path: unreserved characters and '/' stay,
  * every other byte is %HH (so spaces, '%', '#', '?' and non-ASCII bytes

@@ -287,6 +287,12 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b);
  * each other (else the plain figures). s->finite (> 0), s->min and s->max
  * must be set. */
 void na_stats_block(na_stats_t *s, double mean, double m2, double sd);
+/* The blocks na_stats_block corrects: values within |mean|/256 of each
+ * other. The scan kernels sum sd for those only (0 is passed for others). */
+static inline int na_stats_narrow(double mn, double mx, double mean)
+{
+    return mx - mn <= (mean < 0 ? -mean : mean) * 0x1p-8;
+}
 /* Population std (ddof = 0): sqrt(m2 / finite); exactly 0 when
  * max == min; NaN when finite == 0, when m2 overflowed, and when the
  * variance underflowed (na_stats_std_underflow). */

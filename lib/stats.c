@@ -54,7 +54,7 @@ void na_stats_block(na_stats_t *s, double mean, double m2, double sd)
      * move a correctly rounded mean: the plain figures stand, bit for bit
      * those of the two-pass sums. So do sums that overflowed (values near
      * +-DBL_MAX). */
-    if (!(s->max - s->min <= fabs(mean) * 0x1p-8) || !isfinite(c) || !isfinite(m2c))
+    if (!na_stats_narrow(s->min, s->max, mean) || !isfinite(c) || !isfinite(m2c))
         return;
     two_sum(mean, c, &s->mean, &s->mean_lo);
     s->m2 = m2c > 0.0 ? m2c : 0.0;

@@ -152,6 +152,11 @@ int cli_link_target(const char *path, char *out);
  * output would otherwise be written first); 0 otherwise. */
 int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,
                           size_t n_inputs, const char *output, int creatable);
+/* Whether path can be written, by access(2): 0, or the errno when the
+ * existing file is not writable or the directory that would hold it
+ * (dir, PATH_MAX bytes; a dangling link's target's) is missing or not
+ * writable. */
+int cli_cannot_write(const char *path, char *dir);
 /* A file nanaudit writes (flag "-o", "--report", "--save-params") named
  * "-", or one that is this run's standard output or error while that is a
  * regular file (/dev/stdout >> ci.log): 2 after a usage error of command

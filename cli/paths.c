@@ -157,24 +157,28 @@ int cli_check_side_output(const char *path, const char *flag, const char *const 
         return 2;
     }
     struct stat sp;
-    if (stat(path, &sp) == 0) {
-        if (S_ISDIR(sp.st_mode)) {
-            cli_error(path, "%s: is a directory", flag);
-            return 2;
-        }
-        if (creatable && access(path, W_OK) != 0) {
-            cli_error(path, "%s: cannot write: %s", flag, strerror(errno));
-            return 4;
-        }
-        return 0;
+    if (stat(path, &sp) == 0 && S_ISDIR(sp.st_mode)) {
+        cli_error(path, "%s: is a directory", flag);
+        return 2;
     }
-    char dir[PATH_MAX], tgt[PATH_MAX];
-    dir_of(cli_link_target(path, tgt) == 0 ? tgt : path, dir, sizeof dir); /* a dangling link */
-    if (creatable && access(dir, W_OK) != 0) {
-        cli_error(path, "%s: cannot create the file in '%s': %s", flag, dir, strerror(errno));
-        return 4;
-    }
-    return 0;
+    char dir[PATH_MAX];
+    int e = creatable ? cli_cannot_write(path, dir) : 0;
+    if (e && dir[0])
+        cli_error(path, "%s: cannot create the file in '%s': %s", flag, dir, strerror(e));
+    else if (e)
+        cli_error(path, "%s: cannot write: %s", flag, strerror(e));
+    return e ? 4 : 0;
+}
+
+int cli_cannot_write(const char *path, char *dir)
+{
+    struct stat sp;
+    dir[0] = '\0';
+    if (stat(path, &sp) == 0)
+        return access(path, W_OK) != 0 ? errno : 0;
+    char tgt[PATH_MAX];
+    dir_of(cli_link_target(path, tgt) == 0 ? tgt : path, dir, PATH_MAX); /* a dangling link */
+    return access(dir, W_OK) != 0 ? errno : 0;
 }
 
 /* The temporary file cli_write_file is writing, removed by a signal that

@@ -462,6 +462,15 @@ int cli_scan(const cli_opts_t *o)
             rc = cli_check_side_output(o->reports[k], "--report", &o->policy_path, 1, NULL, 0);
         if (rc)
             return rc;
+        /* ... but said at once, so that a typo in a report's directory
+         * does not cost a scan of terabytes before the line (tester
+         * round 22b) */
+        char dir[PATH_MAX];
+        int e = cli_cannot_write(o->reports[k], dir);
+        if (e)
+            cli_warn(o->reports[k], "--report: cannot %s: %s; the scan goes on, and the run "
+                     "will end with exit 4", dir[0] ? "create the file in its directory" : "write it",
+                     strerror(e));
     }
     if (cli_device_open(&s.dev, device, o->device_ordinal) != 0)
         return 4; /* --device cuda without a usable GPU: before any input */

@@ -17,6 +17,10 @@ expect_stderr_contains "--format: 'github' is not text or json"
 # a report that cannot be written is exit 4; the others are still written
 expect_exit 4 "$NANAUDIT" scan --report "$T/nodir/r.xml" --report "$T/ok.xml" "$F"
 expect_stderr_contains "nanaudit: $T/nodir/r.xml: cannot write report: No such file or directory"
+# ... and said before the scan starts (a typo in the directory cost the
+# whole scan before the line: tester round 22b)
+head -1 "$T/stderr" | grep -qxF "nanaudit: warning: $T/nodir/r.xml: --report: cannot create the file in its directory: No such file or directory; the scan goes on, and the run will end with exit 4" ||
+    fail "first stderr line: $(head -1 "$T/stderr")"
 [ -s "$T/ok.xml" ] || fail "the writable report was not written"
 # the reports written say the run's exit code, 4 (eleventh fresh-user
 # round: they said 1)

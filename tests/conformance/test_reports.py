@@ -145,6 +145,24 @@ def check_sarif(path, j):
     want += [(p, t, "unreadable", 0, "error", m if t is None else f"{t}: {m}")
              for p, t, m in errs]
     check("sarif results", sorted(got, key=repr), sorted(want, key=repr))
+    # partialFingerprints (SARIF 3.27.17): one per (file, tensor, rule), the
+    # FNV-1a 64 of the three NUL-terminated, so GitHub keeps one alert per
+    # tensor and finding across runs (tester round 22b: there were none)
+    def fnv(parts):
+        h = 0xcbf29ce484222325
+        for part in parts:
+            for b in part.encode("utf-8", "surrogateescape") + b"\0":
+                h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+        return f"{h:016x}"
+    fps = []
+    for r in run["results"]:
+        loc = r["locations"][0]
+        path = urllib.parse.unquote(loc["physicalLocation"]["artifactLocation"]["uri"])
+        tensor = loc.get("logicalLocations", [{}])[0].get("fullyQualifiedName") or ""
+        fps.append(r["partialFingerprints"]["nanaudit/v1"])
+        check("sarif fingerprint", r["partialFingerprints"]["nanaudit/v1"],
+              fnv([path, tensor, r["ruleId"]]))
+    check("sarif fingerprints unique", len(set(fps)), len(fps))
     inv = run["invocations"][0]
     check("sarif invocation", (inv["exitCode"], inv["executionSuccessful"]),
           (j["summary"]["exit_code"], j["summary"]["exit_code"] < 2))

@@ -8,7 +8,12 @@
  * repeated slashes ("./m.safetensors", "ck//m.safetensors" and
  * "ck/./m.safetensors" are "m.safetensors", "ck/m.safetensors"), so the
  * spelling a CI job happens to use does not make every finding new; ".."
- * is kept (through a symlink it names another directory).
+ * is kept (through a symlink it names another directory). In a Hugging
+ * Face hub cache path (.../models--ORG--NAME/snapshots/REV/FILE, also
+ * datasets-- and spaces--) the revision, a 40-digit commit hash, is
+ * compared as "*": a file that two revisions share is audited once, under
+ * whichever revision sorts first, and a new revision that shares the old
+ * one's weights must not make their findings new (tester round 23a).
  * A finding the baseline already has, with a count no larger, does not
  * fail; it is still reported, with its baseline count ("baseline" in the
  * JSON report).
@@ -58,6 +63,40 @@ static int kind_of(const char *name)
 
 #define BAD(err, fname, ...) na_err_set(err, NA_E_USAGE, __VA_ARGS__)
 
+/* 1 when the n bytes at s are a 40-digit lowercase hex commit hash. */
+static int is_commit(const char *s, size_t n)
+{
+    if (n != 40)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* In normalized path o, each hub cache revision (a commit hash after
+ * "REPO/snapshots/", REPO starting models--, datasets-- or spaces--)
+ * becomes "*", in place (see the top). */
+static void hub_revision_star(char *o)
+{
+    static const char *const repo[3] = {"models--", "datasets--", "spaces--"};
+    char *prev = NULL; /* start of the component before the current one */
+    for (char *c = o; *c;) {
+        size_t L = strcspn(c, "/");
+        int hub = 0;
+        for (int k = 0; prev && k < 3; k++)
+            hub |= !strncmp(prev, repo[k], strlen(repo[k]));
+        if (hub && L == 9 && !strncmp(c, "snapshots", 9) && c[L] == '/' &&
+            is_commit(c + L + 1, strcspn(c + L + 1, "/"))) {
+            char *rev = c + L + 1;
+            rev[0] = '*';
+            memmove(rev + 1, rev + 40, strlen(rev + 40) + 1);
+        }
+        prev = c;
+        c += L + (c[L] == '/');
+    }
+}
+
 /* p without "." components and repeated slashes (see the top); a
  * malloc'd string, NULL when out of memory. "." alone stays ".". */
 static char *norm_path(const char *p)
@@ -85,6 +124,7 @@ static char *norm_path(const char *p)
     if (q == o)
         *q++ = '.';
     *q = '\0';
+    hub_revision_star(o);
     return o;
 }
 

@@ -30,6 +30,31 @@ for arg in "$R/snapshots/" "$R" hub; do
 done
 expect_json r.json '[(s["path"], s["reason"]) for s in j["skipped"] if "blobs" in s["path"]]' \
     '[["hub/models--org--name/blobs", "Hugging Face cache blobs: audited through snapshots/, under their file names"]]'
+# --baseline across revisions: a new revision that shares the weights
+# (only its config changed) had the shared file audited under whichever
+# revision sorts first, and the baselined NaN became new, exit 1 (tester
+# round 23a); the revision of a hub cache path is compared as "*"
+R2=hub2/models--org--name
+OLD=ffffffffffffffffffffffffffffffffffffffff
+NEW=0000000000000000000000000000000000000000
+mkdir -p "$R2/blobs" "$R2/snapshots/$OLD"
+h=$(sha256sum s2.safetensors | cut -c1-40)
+cp s2.safetensors "$R2/blobs/$h"
+ln -s "../../blobs/$h" "$R2/snapshots/$OLD/model.safetensors"
+expect_exit 1 "$NANAUDIT" scan --report base.json hub2
+mkdir -p "$R2/snapshots/$NEW"
+ln -s "../../blobs/$h" "$R2/snapshots/$NEW/model.safetensors"
+expect_exit 0 "$NANAUDIT" scan --baseline base.json --format json hub2
+cp "$T/stdout" b.json
+expect_json b.json '[f["path"] for f in j["files"]]' "[\"$R2/snapshots/$NEW/model.safetensors\"]"
+expect_json b.json '[f["baseline"] for f in j["files"][0]["tensors"][0]["findings"]]' '[1]'
+# (another folder's "snapshots" stays a path like any other)
+mkdir -p x/snapshots/$OLD x/snapshots/$NEW
+cp s2.safetensors x/snapshots/$OLD/m.safetensors
+expect_exit 1 "$NANAUDIT" scan --report xb.json x
+mv x/snapshots/$OLD/m.safetensors x/snapshots/$NEW/m.safetensors
+expect_exit 1 "$NANAUDIT" scan --baseline xb.json x
+
 # a folder that only has a blobs/ directory is walked as any other
 mkdir -p other/blobs
 cp s2.safetensors other/blobs/x.safetensors

@@ -1070,6 +1070,7 @@ static na_status_t sink(void *ud, const void *buf, size_t len, na_err_t *err)
         raise(!strcmp(sig, "INT")    ? SIGINT
               : !strcmp(sig, "USR1") ? SIGUSR1
               : !strcmp(sig, "XCPU") ? SIGXCPU
+              : !strcmp(sig, "SYS")  ? SIGSYS
               : !strcmp(sig, "KILL") ? SIGKILL
               : !strcmp(sig, "BUS")  ? SIGBUS
               : !strcmp(sig, "STOP") ? SIGSTOP /* clean_races.sh acts, then continues it */

@@ -178,6 +178,8 @@ int cli_cannot_write(const char *path, char *dir)
         return access(path, W_OK) != 0 ? errno : 0;
     char tgt[PATH_MAX];
     dir_of(cli_link_target(path, tgt) == 0 ? tgt : path, dir, PATH_MAX); /* a dangling link */
+    if (stat(dir, &sp) == 0 && !S_ISDIR(sp.st_mode))
+        return ENOTDIR; /* access(2) of a writable file says yes (tester round 23a) */
     return access(dir, W_OK) != 0 ? errno : 0;
 }
 
@@ -187,8 +189,9 @@ int cli_cannot_write(const char *path, char *dir)
 static char g_wtmp[PATH_MAX];
 static struct sigaction g_wold[CLI_END_SIGNALS];
 
-const int cli_end_signals[CLI_END_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
-                                              SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU};
+const int cli_end_signals[CLI_END_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT,
+                                              SIGUSR1, SIGUSR2, SIGALRM,   SIGVTALRM,
+                                              SIGXCPU, SIGSYS,  SIGTRAP};
 
 static void wtmp_signal(int sig)
 {

@@ -45,9 +45,10 @@ static void draw(cli_progress_t *p, double t)
     double el = t - p->t0, gbs = el > 0 ? (double)p->done / el / 1e9 : 0.0;
     double left = p->total > p->done ? (double)(p->total - p->done) : 0.0;
     char done[32], total[32], eta[32] = "-";
-    /* a rate from the first megabytes or milliseconds says nothing (a
-     * forced first line said "ETA 112036 s": tester round 22b) */
-    if (gbs > 0 && (el >= 0.5 || p->done >= p->total / 100 + 1))
+    /* a rate from the first milliseconds says nothing (a forced first
+     * line said "ETA 112036 s", or "ETA 0 s" 10 s before the end: tester
+     * rounds 22b, 23a) */
+    if (gbs > 0 && el >= 0.5)
         snprintf(eta, sizeof eta, "%.0f s", left / (gbs * 1e9));
     human(done, sizeof done, (double)p->done);
     human(total, sizeof total, (double)p->total);

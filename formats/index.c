@@ -59,7 +59,7 @@ struct na_index {
     ix_entry_t *entries;  /* sorted by name */
     size_t *by_shard;     /* entry ids grouped by shard ... */
     size_t *shard_start;  /* ... shard s owns by_shard[shard_start[s] .. [s+1]) */
-    int has_total;
+    int has_total;        /* 1 read, -1 present but not a non-negative integer */
     uint64_t total_size;
     uint64_t sum_bytes;
 };
@@ -140,9 +140,9 @@ static na_status_t parse_total(na_index_t *ix, const json_t *root, na_err_t *err
         ix->total_size = (uint64_t)json_integer_value(t);
     } else if (json_is_real(t) && r >= 0 && r < 1.8e19 && r == (double)(uint64_t)r) {
         ix->total_size = (uint64_t)r; /* some writers emit 1234.0 */
-    } else {
-        return na_err_set(err, NA_E_FORMAT,
-                          "index: metadata.total_size is not a non-negative integer");
+    } else { /* not read by loaders either: a note (na_index_total_note) */
+        ix->has_total = -1;
+        return NA_OK;
     }
     ix->has_total = 1;
     return NA_OK;
@@ -462,6 +462,11 @@ na_status_t na_index_finish(na_index_t *ix, na_err_t *err)
 
 int na_index_total_note(const na_index_t *ix, char *buf, size_t cap)
 {
+    if (ix->has_total < 0) {
+        snprintf(buf, cap, "index metadata.total_size is not a non-negative integer (loaders do "
+                 "not read it)");
+        return 1;
+    }
     if (!ix->has_total || ix->total_size == ix->sum_bytes)
         return 0;
     snprintf(buf, cap, "index metadata.total_size is %llu bytes but the shards hold %llu bytes "

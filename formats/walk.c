@@ -25,9 +25,9 @@
  *  - an HF index (*.index.json with "weight_map", detected by content)
  *    becomes an item of its own plus one item per shard (from_index);
  *  - in a Hugging Face hub cache folder (models--org--name/ holds blobs/,
- *    refs/ and snapshots/REV/FILE -> ../../blobs/HASH), blobs/ is skipped
- *    with a reason: its files are audited through snapshots/, under the
- *    names their indexes use. Walked first (sorted), a blob index looked
+ *    refs/ and snapshots/REV/FILE -> ../../blobs/HASH), blobs/ and refs/
+ *    are skipped with a reason: the files are audited through snapshots/,
+ *    under the names their indexes use. Walked first (sorted), a blob index looked
  *    for its shards by file name among the hashes: exit 3 on a valid
  *    model, and findings named blobs/HASH (tester round 22b).
  */
@@ -506,6 +506,9 @@ static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *
                 st = add_noted(c, child, NA_FILE_UNKNOWN, 1, 0,
                                "Hugging Face cache blobs: audited through snapshots/, under "
                                "their file names");
+            else if (hf_cache && strcmp(names[i], "refs") == 0)
+                st = add_noted(c, child, NA_FILE_UNKNOWN, 1, 0,
+                               "Hugging Face cache refs: revision names, not data");
             else
                 st = walk_path(c, child, 1, depth + 1);
             free(child);

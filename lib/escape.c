@@ -15,7 +15,9 @@
  *                      (U+061C, U+200E/200F, U+2028/2029, U+202A..202E,
  *                      U+2066..2069), which
  *                      reorder or break a line ("Trojan Source",
- *                      CVE-2021-42574).
+ *                      CVE-2021-42574), and the invisible zero-width
+ *                      space and BOM (U+200B, U+FEFF), which make two
+ *                      names look alike.
  * Well-formed, printable UTF-8 is copied unchanged, so names in any script
  * stay readable.
  *
@@ -67,11 +69,15 @@ int na_escape_dangerous(const void *p, size_t len)
     const unsigned char *s = p;
     if (len == 2) /* U+0080..U+009F; U+061C ARABIC LETTER MARK */
         return (s[0] == 0xc2 && s[1] < 0xa0) || (s[0] == 0xd8 && s[1] == 0x9c);
+    if (len == 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
+        return 1; /* U+FEFF ZERO WIDTH NO-BREAK SPACE (BOM): invisible */
     if (len != 3 || s[0] != 0xe2)
         return 0;
     unsigned cp = ((unsigned)(s[1] & 0x3f) << 6) | (s[2] & 0x3f); /* low 12 bits */
     cp |= 0x2000;
-    return cp == 0x200e || cp == 0x200f || /* LRM, RLM */
+    /* ZWSP, LRM, RLM; the zero-width (non-)joiner stays: emoji and
+     * Indic or Persian words use it */
+    return cp == 0x200b || cp == 0x200e || cp == 0x200f ||
            (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 

@@ -715,9 +715,9 @@ na_status_t na_report_write_github(const na_report_t *r, FILE *out);
 size_t na_escape_text(const char *s, char *out, size_t cap);
 /* 1 when the well-formed UTF-8 sequence at p (len bytes, na_utf8_seq_len)
  * is escaped all the same: a C1 control (U+0080..U+009F) or a line
- * separator / bidi format character (U+061C, U+200E, U+200F,
- * U+2028..U+202E, U+2066..U+2069), which could reorder or break what a
- * reader sees. */
+ * separator / bidi format character or an invisible one (U+061C,
+ * U+200B, U+200E, U+200F, U+FEFF, U+2028..U+202E, U+2066..U+2069), which could
+ * reorder, break or hide what a reader sees. */
 int na_escape_dangerous(const void *p, size_t len);
 /* 1 when s holds a character na_escape_dangerous names (checked as valid
  * UTF-8 sequences; invalid bytes are not counted). */

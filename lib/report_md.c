@@ -44,6 +44,13 @@ static size_t md_put(FILE *out, const char *s)
             i += len ? len : 1;
             continue;
         }
+        if (c == '\\') { /* shown doubled, as the text report does, so that a
+                         * name's "\xE2" differs from an escaped byte */
+            fputs("\\\\\\\\", out);
+            w += 4;
+            i++;
+            continue;
+        }
         if (len == 1 && strchr(punct, c)) {
             fputc('\\', out);
             w++;

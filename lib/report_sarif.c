@@ -31,12 +31,15 @@
 /* A string a person reads in the code-scanning view: bidi overrides, line
  * separators and C1 controls (na_escape_dangerous) would let a tensor name
  * display as another (tester round 22b), so such a string is written as
- * the text report writes it (na_escape_text: \xhh); others as they are. */
+ * the text report writes it (na_escape_text: \xhh), and so is one with a
+ * backslash (doubled there), so that an escaped character and a name's
+ * own "\xe2" differ (tester round 23a); others as they are (JSON escapes
+ * control characters itself). */
 static json_t *jstr(const char *s)
 {
     if (!s)
         s = "";
-    if (!na_escape_has_dangerous(s))
+    if (!na_escape_has_dangerous(s) && !strchr(s, '\\'))
         return na_json_text(s);
     char *e = na_escape_text_dup(s);
     json_t *j = e ? json_string(e) : NULL;

@@ -21,6 +21,11 @@ expect_stderr_contains "nanaudit: $T/nodir/r.xml: cannot write report: No such f
 # whole scan before the line: tester round 22b)
 head -1 "$T/stderr" | grep -qxF "nanaudit: warning: $T/nodir/r.xml: --report: cannot create the file in its directory: No such file or directory; the scan goes on, and the run will end with exit 4" ||
     fail "first stderr line: $(head -1 "$T/stderr")"
+# (also when the "directory" is a regular file: tester round 23a)
+: >"$T/afile"
+expect_exit 4 "$NANAUDIT" scan --report "$T/afile/r.json" "$F"
+head -1 "$T/stderr" | grep -qF "nanaudit: warning: $T/afile/r.json: --report: cannot create the file in its directory: Not a directory" ||
+    fail "first stderr line: $(head -1 "$T/stderr")"
 [ -s "$T/ok.xml" ] || fail "the writable report was not written"
 # the reports written say the run's exit code, 4 (eleventh fresh-user
 # round: they said 1)

@@ -41,6 +41,15 @@ expect_exit 0 "$NANAUDIT" scan --format json "$S/total_size_wrong/$IX"
 cp "$T/stdout" "$T/ts.json"
 expect_json "$T/ts.json" 'j["files"][0]["notes"]' '["index metadata.total_size is 285 bytes but the shards hold 24 bytes of tensor data (loaders do not read it; some writers add up file sizes)"]'
 expect_json "$T/ts.json" 'j["files"][0]["status"]' '"ok"'
+# a total_size that is no number is a note as well (tester round 23a)
+mkdir -p "$T/tsbad"
+cp "$S/total_size_wrong/"*.safetensors "$T/tsbad/"
+for v in null '"abc"' -5 1.5; do
+    sed "s/\"total_size\": *[0-9]*/\"total_size\": $v/" "$S/total_size_wrong/$IX" >"$T/tsbad/$IX"
+    grep -qF "\"total_size\": $v" "$T/tsbad/$IX" || fail "sed did not set total_size $v"
+    expect_exit 0 "$NANAUDIT" scan "$T/tsbad/$IX"
+    expect_stdout_contains "note: index metadata.total_size is not a non-negative integer (loaders do not read it)"
+done
 expect_exit 0 "$NANAUDIT" scan "$S/total_size_wrong/$IX"
 expect_stdout_contains "  note: index metadata.total_size is 285 bytes but the shards hold 24 bytes of tensor data (loaders do not read it; some writers add up file sizes)"
 check escape 3 "index: shard path '../ok/$S2' of tensor 'b.weight' escapes the index's directory (absolute or '..'; refused)"

@@ -53,6 +53,10 @@ static void test_controls(void **state)
     check("\xe2\x80\x8e\xe2\x80\x8f", "\\xe2\\x80\\x8e\\xe2\\x80\\x8f");
     check("\xd8\x9c\xd8\x9b", "\\xd8\\x9c\xd8\x9b");
     check("\xe2\x80\x8d", "\xe2\x80\x8d");
+    /* the zero-width space and the BOM are invisible: a name with one
+     * looked like another (tester round 23a) */
+    check("a\xe2\x80\x8b" "b", "a\\xe2\\x80\\x8bb");
+    check("\xef\xbb\xbfw", "\\xef\\xbb\\xbfw");
 }
 
 static void test_invalid_utf8(void **state)

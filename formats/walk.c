@@ -27,9 +27,9 @@
  *  - in a Hugging Face hub cache folder (models--org--name/ holds blobs/,
  *    refs/ and snapshots/REV/FILE -> ../../blobs/HASH), blobs/ and refs/
  *    are skipped with a reason: the files are audited through snapshots/,
- *    under the names their indexes use. Walked first (sorted), a blob index looked
- *    for its shards by file name among the hashes: exit 3 on a valid
- *    model, and findings named blobs/HASH (tester round 22b).
+ *    under the names their indexes use. Walked first (sorted), a blob
+ *    index looked for its shards by file name among the hashes: exit 3
+ *    on a valid model, and findings named blobs/HASH (tester round 22b).
  */
 #include "format.h"
 

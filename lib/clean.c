@@ -679,13 +679,17 @@ static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk,
         hi = mxv[l] > hi ? mxv[l] : hi;
     }
     const v4d_t vmean = {mean, mean, mean, mean};
+    /* the deviations' sum only for a block na_stats_block corrects, as
+     * the scan kernels do (P1_DEVIATIONS): the others ignore it */
+    const int narrow = na_stats_narrow(lo, hi, mean);
     v4d_t m2[2] = {zero, zero}, sd[2] = {zero, zero};
     if (fast)
         for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
             for (int h = 0; h < 2; h++) {
                 v4d_t d = VLOAD(b, i + 4 * (uint64_t)h, stride) - vmean;
                 m2[h] += d * d;
-                sd[h] += d;
+                if (narrow)
+                    sd[h] += d;
             }
     else
         for (i = 0; i + NA_CLEAN_LANES <= n; i += NA_CLEAN_LANES)
@@ -693,7 +697,8 @@ static inline __attribute__((always_inline)) void block_stats_s(na_stats_t *blk,
                 v4d_t x = VLOAD(b, i + 4 * (uint64_t)h, stride);
                 v4d_t d = VSEL(VFINITE(x), x - vmean, zero);
                 m2[h] += d * d;
-                sd[h] += d;
+                if (narrow)
+                    sd[h] += d;
             }
     for (int l = 0; i < n; i++, l++) {
         double x = b[i * stride];

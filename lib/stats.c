@@ -42,7 +42,6 @@ static void two_sum(double a, double b, double *hi, double *lo)
 
 void na_stats_block(na_stats_t *s, double mean, double m2, double sd)
 {
-    double c = sd / (double)s->finite, m2c = m2 - sd * c;
     s->mean = mean;
     s->mean_lo = 0.0;
     s->m2 = m2;
@@ -54,7 +53,10 @@ void na_stats_block(na_stats_t *s, double mean, double m2, double sd)
      * move a correctly rounded mean: the plain figures stand, bit for bit
      * those of the two-pass sums. So do sums that overflowed (values near
      * +-DBL_MAX). */
-    if (!na_stats_narrow(s->min, s->max, mean) || !isfinite(c) || !isfinite(m2c))
+    if (!na_stats_narrow(s->min, s->max, mean))
+        return;
+    double c = sd / (double)s->finite, m2c = m2 - sd * c;
+    if (!isfinite(c) || !isfinite(m2c))
         return;
     two_sum(mean, c, &s->mean, &s->mean_lo);
     s->m2 = m2c > 0.0 ? m2c : 0.0;

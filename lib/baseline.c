@@ -8,7 +8,11 @@
  * repeated slashes ("./m.safetensors", "ck//m.safetensors" and
  * "ck/./m.safetensors" are "m.safetensors", "ck/m.safetensors"), so the
  * spelling a CI job happens to use does not make every finding new; ".."
- * is kept (through a symlink it names another directory). In a Hugging
+ * is kept (through a symlink it names another directory). An absolute
+ * path under the working directory (getcwd(3) when the baseline is read)
+ * is compared relative to it, on both sides: a job that scans
+ * "$PWD/ckpt" matches a baseline of "ckpt" and the reverse (README
+ * round 24); one made elsewhere with absolute paths does not. In a Hugging
  * Face hub cache path (.../models--ORG--NAME/snapshots/REV/FILE, also
  * datasets-- and spaces--) the revision, a 40-digit commit hash, is
  * compared as "*": a file that two revisions share is audited once, under
@@ -27,9 +31,11 @@
 #include "report_util.h" /* na_json_form */
 
 #include <jansson.h>
+#include <limits.h> /* PATH_MAX */
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, free, qsort, bsearch */
 #include <string.h> /* strcmp, strlen */
+#include <unistd.h> /* getcwd */
 
 typedef struct entry {
     const char *path;   /* normalized copy (norm_path), owned */
@@ -40,6 +46,7 @@ typedef struct entry {
 
 struct na_baseline {
     json_t *root; /* owns the strings the entries point to */
+    char *cwd;    /* the working directory, normalized, NULL if unknown */
     entry_t *e;
     size_t n;
 };
@@ -97,9 +104,26 @@ static void hub_revision_star(char *o)
     }
 }
 
+/* Absolute normalized path o relative to normalized directory cwd when
+ * it lies under it ("." for cwd itself), in place; else unchanged. */
+static void under_cwd(char *o, const char *cwd)
+{
+    size_t L = cwd ? strlen(cwd) : 0;
+    if (L == 0 || o[0] != '/' || strncmp(o, cwd, L) != 0)
+        return;
+    if (L == 1) /* "/" itself */
+        memmove(o, o + 1, strlen(o));
+    else if (o[L] == '/')
+        memmove(o, o + L + 1, strlen(o + L + 1) + 1);
+    else if (o[L] == '\0')
+        strcpy(o, ".");
+    if (o[0] == '\0')
+        strcpy(o, ".");
+}
+
 /* p without "." components and repeated slashes (see the top); a
  * malloc'd string, NULL when out of memory. "." alone stays ".". */
-static char *norm_path(const char *p)
+static char *norm_path(const char *p, const char *cwd)
 {
     size_t n = strlen(p);
     char *o = malloc(n + 2), *q = o;
@@ -124,14 +148,15 @@ static char *norm_path(const char *p)
     if (q == o)
         *q++ = '.';
     *q = '\0';
+    under_cwd(o, cwd);
     hub_revision_star(o);
     return o;
 }
 
 /* Check one files[i] entry and append its findings (e may be NULL to
  * count them only). */
-static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const char *fname,
-                             na_err_t *err)
+static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const char *cwd,
+                             const char *fname, na_err_t *err)
 {
     json_t *path = json_object_get(f, "path"), *ts = json_object_get(f, "tensors");
     if (!json_is_object(f) || !json_is_string(path) || !json_is_array(ts))
@@ -158,7 +183,7 @@ static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const 
                 return BAD(err, fname, "%s: files[%zu].tensors[%zu].findings[%zu] needs a known "
                            "\"kind\" and a \"count\" >= 0", fname, fi, ti, k);
             if (e) {
-                e[*n].path = norm_path(json_string_value(path));
+                e[*n].path = norm_path(json_string_value(path), cwd);
                 if (e[*n].path == NULL)
                     return na_err_set(err, NA_E_NOMEM, "%s: out of memory", fname);
                 e[*n].tensor = json_string_value(name);
@@ -191,7 +216,7 @@ na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
     json_t *f;
     json_array_foreach(files, i, f) {
         if (st == NA_OK)
-            st = walk_file(f, i, NULL, &n, fname, err);
+            st = walk_file(f, i, NULL, &n, NULL, fname, err);
     }
     na_baseline_t *b = st == NA_OK ? calloc(1, sizeof *b) : NULL;
     if (st == NA_OK && (!b || !(b->e = calloc(n + 1, sizeof *b->e))))
@@ -202,9 +227,14 @@ na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
         return st;
     }
     b->root = root;
+    /* in the reports' form (na_json_form), as the paths it is compared
+     * with; unknown (deleted, or longer than PATH_MAX): none relative */
+    char wd[PATH_MAX], *jwd = getcwd(wd, sizeof wd) ? na_json_form(wd) : NULL;
+    b->cwd = jwd ? norm_path(jwd, NULL) : NULL;
+    free(jwd);
     json_array_foreach(files, i, f) {
         if (st == NA_OK)
-            st = walk_file(f, i, b->e, &b->n, fname, err);
+            st = walk_file(f, i, b->e, &b->n, b->cwd, fname, err);
     }
     if (st != NA_OK) {
         na_baseline_free(b);
@@ -222,7 +252,7 @@ void na_baseline_apply(const na_baseline_t *b, const char *path, const char *ten
      * \xHH text there (na_json_form), and never matched its own report */
     char *jp = b && path && tensor && n ? na_json_form(path) : NULL;
     char *jt = jp ? na_json_form(tensor) : NULL;
-    char *np = jt ? norm_path(jp) : NULL;
+    char *np = jt ? norm_path(jp, b->cwd) : NULL;
     for (size_t i = 0; np && i < n; i++) {
         entry_t key = {np, jt, (int)f[i].kind, 0};
         const entry_t *hit = bsearch(&key, b->e, b->n, sizeof *b->e, cmp);
@@ -246,6 +276,7 @@ void na_baseline_free(na_baseline_t *b)
     if (!b)
         return;
     json_decref(b->root);
+    free(b->cwd);
     for (size_t i = 0; i < b->n; i++)
         free((char *)b->e[i].path);
     free(b->e);

@@ -572,7 +572,8 @@ void na_policy_free(na_policy_t *p); /* NULL-safe */
 
 /* --baseline old.json (lib/baseline.c): the findings of an earlier JSON
  * report, keyed by (file path as given, tensor name, kind); paths are
- * compared without "." components and repeated slashes ("./a" is "a").
+ * compared without "." components and repeated slashes ("./a" is "a"),
+ * and relative to the working directory at parse time when under it.
  * Parse len
  * bytes; NA_E_USAGE with err "FNAME[:LINE]: problem" when it is not JSON
  * or not a nanaudit report (schema_version 1, files[].path,

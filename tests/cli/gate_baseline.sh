@@ -34,7 +34,20 @@ mkdir sub
 expect_exit 1 "$NANAUDIT" scan --baseline old.json sub/../a.safetensors
 mkdir -p d && cp a.safetensors d/ && expect_exit 1 "$NANAUDIT" scan --report dold.json d/a.safetensors
 expect_exit 0 "$NANAUDIT" scan --baseline dold.json ./d//a.safetensors
-expect_exit 1 "$NANAUDIT" scan --baseline dold.json "$T/d/a.safetensors"
+# an absolute path under the working directory is compared relative to
+# it, on either side (README round 24: a job scanning "$PWD/d" had every
+# finding new); from another directory it is another path
+W=$(pwd -P)
+expect_exit 0 "$NANAUDIT" scan --baseline dold.json "$W/d/a.safetensors"
+expect_exit 1 "$NANAUDIT" scan --report aold.json "$W//d/./a.safetensors"
+expect_json aold.json 'j["files"][0]["path"]' "\"$W//d/./a.safetensors\""
+expect_exit 0 "$NANAUDIT" scan --baseline aold.json d/a.safetensors
+expect_exit 0 "$NANAUDIT" scan --baseline aold.json "$W/d/a.safetensors"
+(cd sub && expect_exit 1 "$NANAUDIT" scan --baseline ../dold.json "$W/d/a.safetensors") || exit 1
+(cd sub && expect_exit 1 "$NANAUDIT" scan --baseline ../dold.json ../d/a.safetensors) || exit 1
+(cd d && expect_exit 0 "$NANAUDIT" scan --baseline ../aold.json "$W/d/a.safetensors") || exit 1
+(cd d && expect_exit 0 "$NANAUDIT" scan --baseline ../aold.json a.safetensors) || exit 1
+(cd / && expect_exit 0 "$NANAUDIT" scan --baseline "$W/aold.json" "$W/d/a.safetensors") || exit 1
 # another tensor name with the same finding is new
 make_st b.safetensors '{"tensors": [{"name": "w2", "dtype": "F32", "shape": [1], "values": ["nan"]}]}'
 cp b.safetensors a.safetensors

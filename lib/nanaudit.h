@@ -629,6 +629,7 @@ typedef struct na_file_report {
 
 typedef struct na_summary {
     uint64_t files, tensors, elements, nan, pos_inf, neg_inf, outliers, errors;
+    uint64_t skipped; /* tensor entries of status skipped (not numeric) */
     int failed;    /* some finding violates the policy */
     int exit_code; /* set by the CLI before writing */
 } na_summary_t;
@@ -682,6 +683,11 @@ na_status_t na_tensor_report_set_result(na_tensor_report_t *e, na_result_t *res,
 na_status_t na_report_add_skipped(na_report_t *r, const char *path, const char *reason);
 /* Fills summary counts (not exit_code) from the entries. */
 void na_report_summarize(na_report_t *r);
+/* "N tensor(s)" of summary s, with " (K not numeric)" when K tensor
+ * entries were skipped (README round 24: "3 tensors" for two datasets and
+ * a string attribute), for the text, Markdown and github summaries; in
+ * buf (64 bytes are enough), returned. */
+const char *na_summary_tensors(const na_summary_t *s, char *buf, size_t cap);
 
 /* JSON report (schema documented in docs/json-schema.md), one object,
  * newline-terminated. Returns NA_E_WRITE when the stream fails. */

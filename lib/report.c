@@ -221,8 +221,17 @@ na_status_t na_report_add_skipped(na_report_t *r, const char *path, const char *
     return NA_OK;
 }
 
+const char *na_summary_tensors(const na_summary_t *s, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%llu tensor%s", (unsigned long long)s->tensors,
+                     s->tensors == 1 ? "" : "s");
+    if (s->skipped && n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, " (%llu not numeric)", (unsigned long long)s->skipped);
+    return buf;
+}
+
 /* Summary counts: files = file entries; tensors = tensor entries (any
- * status); elements/nan/inf/outliers over scanned entries; errors = file
+ * status), skipped = those of status skipped; elements/nan/inf/outliers over scanned entries; errors = file
  * errors + tensor entries with status error; failed = some finding's
  * kind is in the fail mask. exit_code is left to the CLI. */
 void na_report_summarize(na_report_t *r)
@@ -239,6 +248,7 @@ void na_report_summarize(na_report_t *r)
         for (size_t j = 0; j < f->n_tensors; j++) {
             const na_tensor_report_t *e = &f->tensors[j];
             s->errors += e->status == NA_TS_ERROR;
+            s->skipped += e->status == NA_TS_SKIPPED;
             if (!e->scanned)
                 continue;
             s->elements += e->res.st.elements;

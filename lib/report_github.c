@@ -85,10 +85,11 @@ na_status_t na_report_write_github(const na_report_t *r, FILE *out)
         }
     }
     const na_summary_t *s = &r->summary;
-    fprintf(out, "::notice title=nanaudit::%llu file%s, %llu tensor%s: %llu NaN, %llu Inf, "
+    char tn[64];
+    fprintf(out, "::notice title=nanaudit::%llu file%s, %s: %llu NaN, %llu Inf, "
             "%llu outlier%s, %llu error%s; exit %d\n",
             (unsigned long long)s->files, s->files == 1 ? "" : "s",
-            (unsigned long long)s->tensors, s->tensors == 1 ? "" : "s",
+            na_summary_tensors(s, tn, sizeof tn),
             (unsigned long long)s->nan, (unsigned long long)(s->pos_inf + s->neg_inf),
             (unsigned long long)s->outliers, s->outliers == 1 ? "" : "s",
             (unsigned long long)s->errors, s->errors == 1 ? "" : "s", s->exit_code);

@@ -235,6 +235,7 @@ static json_t *summary(const na_summary_t *s, int *oom)
         return NULL;
     put(o, "files", juint(s->files), oom);
     put(o, "tensors", juint(s->tensors), oom);
+    put(o, "skipped_tensors", juint(s->skipped), oom);
     put(o, "elements", juint(s->elements), oom);
     put(o, "nan", juint(s->nan), oom);
     put(o, "pos_inf", juint(s->pos_inf), oom);

@@ -129,10 +129,11 @@ na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
     const char *verdict = s->exit_code == 0 ? "passed" : s->exit_code == 1 ? "FAILED"
                                                                           : "ERROR";
     fprintf(out, "## nanaudit: %s (exit %d)\n\n", verdict, s->exit_code);
-    fprintf(out, "%llu file%s, %llu tensor%s, %llu elements: %llu NaN, %llu +Inf, %llu -Inf, "
+    char tn[64];
+    fprintf(out, "%llu file%s, %s, %llu elements: %llu NaN, %llu +Inf, %llu -Inf, "
             "%llu outlier%s, %llu error%s.\n\n",
             (unsigned long long)s->files, s->files == 1 ? "" : "s",
-            (unsigned long long)s->tensors, s->tensors == 1 ? "" : "s",
+            na_summary_tensors(s, tn, sizeof tn),
             (unsigned long long)s->elements, (unsigned long long)s->nan,
             (unsigned long long)s->pos_inf, (unsigned long long)s->neg_inf,
             (unsigned long long)s->outliers, s->outliers == 1 ? "" : "s",

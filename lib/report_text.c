@@ -232,9 +232,10 @@ static void print_summary(FILE *out, const na_report_t *r, int color)
     const na_summary_t *s = &r->summary;
     /* every count exact, the element total too: "4.1e6 elements" beside
      * "13 NaN" could not be checked against it */
-    fprintf(out, "%" PRIu64 " file%s, %" PRIu64 " tensor%s, %" PRIu64 " element%s: %" PRIu64
+    char tn[64];
+    fprintf(out, "%" PRIu64 " file%s, %s, %" PRIu64 " element%s: %" PRIu64
                  " NaN, %" PRIu64 " Inf, %" PRIu64 " outlier%s",
-            s->files, s->files == 1 ? "" : "s", s->tensors, s->tensors == 1 ? "" : "s",
+            s->files, s->files == 1 ? "" : "s", na_summary_tensors(s, tn, sizeof tn),
             s->elements,
             s->elements == 1 ? "" : "s", s->nan, s->pos_inf + s->neg_inf, s->outliers,
             s->outliers == 1 ? "" : "s");

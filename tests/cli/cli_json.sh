@@ -36,7 +36,7 @@ expect_json "$J" "[$E[k] for k in ('shape','elements','min','std','nan_locations
 expect_json "$J" 'j["files"][0]["tensors"][3]["shape"]' '[]'
 expect_json "$J" 'j["files"][0]["tensors"][3]["mean"]' '2.5'
 expect_json "$J" 'j["files"][0]["tensors"][3]["std"]' '0.0'
-expect_json "$J" 'j["summary"]' '{"files": 1, "tensors": 4, "elements": 10, "nan": 4, "pos_inf": 0, "neg_inf": 0, "outliers": 0, "errors": 0, "failed": true, "exit_code": 1}'
+expect_json "$J" 'j["summary"]' '{"files": 1, "tensors": 4, "skipped_tensors": 0, "elements": 10, "nan": 4, "pos_inf": 0, "neg_inf": 0, "outliers": 0, "errors": 0, "failed": true, "exit_code": 1}'
 expect_json "$J" 'j["skipped"]' '[]'
 
 # outliers: 99 zeros and 1000 -> mean 10, std 99.4987..., |990| > 6 std

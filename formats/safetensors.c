@@ -227,11 +227,22 @@ static na_status_t dup_key_error(const char *h, size_t n, size_t pos, na_err_t *
         if (bs % 2 == 0)
             break;
     }
-    int depth = 0, in_str = 0;
+    int depth = 0, in_str = 0, in_key1 = 0;
+    size_t ks = 0, ke = 0; /* the last string opened at depth 1: the entry's name */
     for (size_t i = 0; i < open; i++) {
         char c = h[i];
-        if (!outside_string(c, &i, &in_str))
+        int was = in_str;
+        size_t at = i;
+        if (!outside_string(c, &i, &in_str)) {
+            if (!was && depth == 1) {
+                ks = at + 1;
+                in_key1 = 1;
+            } else if (was && !in_str && in_key1) {
+                ke = at;
+                in_key1 = 0;
+            }
             continue;
+        }
         if (c == '{' || c == '[')
             depth++;
         else if (c == '}' || c == ']')
@@ -244,6 +255,13 @@ static na_status_t dup_key_error(const char *h, size_t n, size_t pos, na_err_t *
                           "duplicate tensor name '%s' in header (refused: readers disagree "
                           "on which copy wins)",
                           key);
+    if (depth == 2 && ke > ks) { /* inside a tensor's entry (audit 25a: name it) */
+        char eb[NAME_CLIP + 8];
+        const char *ent = clip(h + ks, ke - ks, eb, sizeof eb);
+        int meta = !strcmp(ent, "__metadata__");
+        return na_err_set(err, NA_E_FORMAT, "%s%s%s: duplicate key '%s' in its entry (at byte %zu)",
+                          meta ? "" : "tensor '", ent, meta ? "" : "'", key, pos);
+    }
     return na_err_set(err, NA_E_FORMAT, "duplicate key '%s' in header (at byte %zu)", key,
                       pos);
 }

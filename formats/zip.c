@@ -895,7 +895,7 @@ na_kind_of_file_t na_zip_classify(na_zip_t *z)
         if (ends_with(nm, ".npy"))
             npy++;
     }
-    if (pkl == 1)
+    if (pkl >= 1) /* two: torch.c names both (audit 25a: "no DIR/data.pkl") */
         return NA_FILE_TORCH;
     /* n == 0 too: np.savez() with no arrays writes an archive with no
      * members, which np.load reads as an .npz whose .files is [] (no

@@ -604,6 +604,9 @@ typedef struct na_tensor_report {
     int ndim;
     uint64_t shape[NA_MAX_NDIM];
     uint64_t elements;
+    int elements_overflow; /* the shape's product overflows 64 bits (an error
+                            * entry): elements is not a count (text "-",
+                            * JSON null) */
     int scanned;           /* res is valid */
     na_result_t res;
     size_t n_findings;

@@ -147,6 +147,17 @@ na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *n
         e->ndim = t->ndim < 0 ? 0 : (t->ndim > NA_MAX_NDIM ? NA_MAX_NDIM : t->ndim);
         memcpy(e->shape, t->shape, (size_t)e->ndim * sizeof e->shape[0]);
         e->elements = t->elements;
+        /* a shape whose product overflows (an HDF5 dataset of shape
+         * (2, 2^40, 2^40): an error) has no element count; its wrapped
+         * product was shown as one (audit 25a). A variable-length
+         * tensor's elements are its sequences' total, not the product. */
+        uint64_t p = 1;
+        for (int d = 0; !t->vlen && d < e->ndim && !e->elements_overflow; d++) {
+            e->elements_overflow = e->shape[d] != 0 && p > UINT64_MAX / e->shape[d];
+            p *= e->elements_overflow ? 1 : e->shape[d];
+        }
+        for (int d = 0; d < e->ndim && e->elements_overflow; d++)
+            e->elements_overflow = e->shape[d] != 0; /* a 0 anywhere: 0 elements */
         e->report_missing = t->report_missing;
         e->unallocated_chunks = t->unallocated_chunks;
         e->vlen = t->vlen;

@@ -175,7 +175,7 @@ static json_t *tensor(const na_tensor_report_t *e, int *oom)
     for (int d = 0; d < e->ndim; d++)
         append(shape, juint(e->shape[d]), oom);
     put(o, "shape", shape, oom);
-    put(o, "elements", juint(e->elements), oom);
+    put(o, "elements", e->elements_overflow ? json_null() : juint(e->elements), oom);
     stats(o, e, oom);
     if (e->report_missing) { /* HDF5 datasets (docs/json-schema.md) */
         put(o, "missing", e->scanned ? juint(e->res.st.missing) : json_null(), oom);

@@ -78,7 +78,7 @@ static void cell(char *b, const na_tensor_report_t *e, int col)
     switch (col) {
     case 1: snprintf(b, CELL, "%s", e->dtype ? na_dtype_name(e->dtype) : "?"); break;
     case 2: fmt_shape(b, e); break;
-    case 3: snprintf(b, CELL, "%" PRIu64, e->elements); break;
+    case 3: snprintf(b, CELL, e->elements_overflow ? "-" : "%" PRIu64, e->elements); break;
     case 4: snprintf(b, CELL, e->scanned ? "%" PRIu64 : "-", r->st.nan); break;
     case 5: snprintf(b, CELL, e->scanned ? "%" PRIu64 : "-", r->st.pos_inf + r->st.neg_inf); break;
     case 6: fmt_real(b, have, r->st.min); break;

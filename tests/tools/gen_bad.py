@@ -85,7 +85,7 @@ CASES = {
                         '"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}', F32_1 + F32_NAN),
                      "duplicate tensor name 'w' in header"),
     "dup_key_in_entry": (st('{"w":{"dtype":"F32","dtype":"F16","shape":[1],"data_offsets":[0,4]}}', F32_1),
-                         "duplicate key 'dtype' in header"),
+                         "tensor 'w': duplicate key 'dtype' in its entry"),
     # --- per-tensor fields
     "missing_dtype": (st('{"w":{"shape":[1],"data_offsets":[0,4]}}', F32_1), "tensor 'w': missing \"dtype\""),
     "missing_shape": (st('{"w":{"dtype":"F32","data_offsets":[0,4]}}', F32_1), "tensor 'w': missing \"shape\""),

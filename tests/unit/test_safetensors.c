@@ -374,7 +374,8 @@ static void test_duplicates(void **state)
                  ",\"a_rather_long_tensor_name\\\"x\":" T("F32", "[1]", "4", "8") "}",
                  d, 8, NA_E_FORMAT, "duplicate tensor name 'a_rather_long_tensor_name\\\"x'");
     expect_error("{\"w\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],"
-                 "\"data_offsets\":[0,4]}}", d, 4, NA_E_FORMAT, "duplicate key 'dtype' in header");
+                 "\"data_offsets\":[0,4]}}", d, 4, NA_E_FORMAT,
+                 "tensor 'w': duplicate key 'dtype' in its entry (at byte 27)");
 }
 
 static void test_tensor_rules(void **state)

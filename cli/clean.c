@@ -1153,6 +1153,10 @@ static na_status_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **nam
         w->index = i;
         w->width = e->cleaned ? e->ct.width : 0;
         w->nfeat = e->cleaned ? e->ct.nfeat : 0;
+        if (e->cleaned && e->ct.out_rows != e->ct.rows && e->ct.row_state) {
+            w->in_rows = e->ct.rows;
+            w->row_state = e->ct.row_state;
+        }
         if (e->rowfollow && e->ct.out_rows != e->ct.rows) {
             w->shape[0] = e->ct.out_rows;
             w->in_rows = e->ct.rows;

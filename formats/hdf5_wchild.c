@@ -1064,6 +1064,27 @@ static int rows_copy(wctx_t *c, hid_t src, hid_t out, hid_t ty, int nd, const hs
 static int w_follow(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
                     const char *path, const size_t *js, size_t nj);
 
+/* Whether tensor w keeps input row r (na_wtensor_t.row_state of a
+ * cleaned tensor, .drop of a follower; neither: every row). */
+static int keeps_row(const na_wtensor_t *w, uint64_t r)
+{
+    if (w->row_state)
+        return !((w->row_state[r >> 2] >> ((r & 3) * 2)) & 3u);
+    return !(w->drop && (w->drop[r / 8] >> (r % 8) & 1));
+}
+
+/* The first of the `rows` input rows that a and b (tensors of one
+ * compound dataset) do not both keep or both drop; rows when none. */
+static uint64_t rows_differ(const na_wtensor_t *a, const na_wtensor_t *b, uint64_t rows)
+{
+    if (!a->row_state && !a->drop && !b->row_state && !b->drop)
+        return rows;
+    for (uint64_t r = 0; r < rows; r++)
+        if (keeps_row(a, r) != keeps_row(b, r))
+            return r;
+    return rows;
+}
+
 /* A dataset holding the cleaned tensors js[0..nj): create it in dst (or
  * copy it and overwrite its fields) and set up every tensor's target.
  * Fields that follow a --together group row by row (strings beside
@@ -1104,6 +1125,16 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
                       "%s: compound fields keep different numbers of rows (%llu and %llu); "
                       "clean its fields with --together",
                       path, (unsigned long long)w0->shape[0], (unsigned long long)w->shape[0]);
+        /* as many rows, but other ones (fields cleaned apart with
+         * --allow-misaligned, audit 25a): record i would pair field a's
+         * row i with field b's row j, a damaged copy that verifies */
+        uint64_t rd = r == 0 && nd > 0 && k > 0 ? rows_differ(w0, w, dims[0]) : 0;
+        if (r == 0 && nd > 0 && k > 0 && rd < dims[0])
+            r = w_err(c, NA_E_USAGE,
+                      "%s: compound fields keep different rows (row %llu: dropped by '%s', "
+                      "kept by '%s'); clean its fields with --together",
+                      path, (unsigned long long)rd, keeps_row(w0, rd) ? w->name : w0->name,
+                      keeps_row(w0, rd) ? w0->name : w->name);
         for (int d = 1; r == 0 && d < nd + na; d++)
             if (w->shape[d] != (d < nd ? dims[d] : ad[d - nd]))
                 r = w_err(c, NA_E_INTERNAL, "%s: cleaned shape differs from the dataset's", path);

@@ -66,6 +66,12 @@ typedef struct na_wtensor {
      * copied whole. Only for formats where na_writer_rowcopy is 1. */
     const uint8_t *drop;
     uint64_t in_rows;
+    /* A cleaned tensor that lost rows: its na_clean_tensor_t.row_state (2
+     * bits per row of in_rows, lib/clean.h na_clean_row; 0 = kept), so
+     * that the HDF5 writer can refuse fields of one compound dataset that
+     * keep different rows (their records would pair values of different
+     * input rows). NULL otherwise. */
+    const uint8_t *row_state;
 } na_wtensor_t;
 
 /* Where the writer's file and its input are, for writers that need more

@@ -558,6 +558,38 @@ def test_compound():
           in p.stderr, p.stderr)
     check("compound refusal: nothing written", not os.path.exists(out) and
           not [n for n in os.listdir(TMP) if n.startswith(".nanaudit-tmp")])
+    # fields cleaned apart (--allow-misaligned, no --together) that drop
+    # as many rows, but other ones: record 1 would pair a[2] with b[1], a
+    # damaged copy that verified, exit 0 (audit 25a); refused, also in a
+    # dry run; different numbers of rows likewise
+    two = np.zeros(6, dtype=[("a", "<f4"), ("b", "<f8")])
+    two["a"] = np.arange(6)
+    two["b"] = np.arange(6) * 2
+    two["a"][1] = np.nan
+    two["b"][3] = np.nan
+    src2 = path("cmp2.h5")
+    with h5py.File(src2, "w") as f:
+        f["c"] = two
+        two["b"][4] = np.nan
+        f["d"] = two
+    for extra in ([], ["--dry-run"]):
+        p = clean([src2, "--include", "/c.*", "--max-drop-fraction", "1", "--allow-misaligned",
+                   "-o", out] + extra, expect=2)
+        check("compound fields apart: refused" + " ".join(extra),
+              "/c: compound fields keep different rows (row 1: dropped by '/c.a', kept by "
+              "'/c.b'); clean its fields with --together" in p.stderr, p.stderr)
+    p = clean([src2, "--include", "/d.*", "--max-drop-fraction", "1", "--allow-misaligned",
+               "-o", out], expect=2)
+    check("compound fields apart: row counts", "/d: compound fields keep different numbers of "
+          "rows (5 and 4); clean its fields with --together" in p.stderr, p.stderr)
+    check("compound fields apart: nothing written", not os.path.exists(out) and
+          not [n for n in os.listdir(TMP) if n.startswith(".nanaudit-tmp")])
+    clean([src2, "--include", "/c.*", "--max-drop-fraction", "1", "--together", "/c.*",
+           "--allow-misaligned", "-o", out])
+    with h5py.File(out) as f, h5py.File(src2) as g:
+        keep = np.array([1, 0, 1, 0, 1, 1], bool)
+        check("compound fields together: whole records dropped",
+              np.array_equal(f["c"][:], g["c"][:][keep]), str(f["c"][:]))
 
 
 def main():

@@ -523,6 +523,40 @@ static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *
     return left ? 1 : 0;
 }
 
+/* An HDF5 dataset with no storage written (na_tensor_t.constant) reads
+ * as its fill value everywhere and may declare 2^40 rows: the fit, the
+ * write and the verification took time in proportion (audit 25a: a
+ * 1.4 KB file of 2^34 rows kept clean busy for minutes). No step changes
+ * a constant (std 0 and MAD 0 flag nothing; a feature without finite
+ * values passes through) except normalization of a finite value and an
+ * --out-dtype other than its own (the caller leaves out --apply-params,
+ * whose fixed statistics may, and --together, which drops rows). Then
+ * it is copied as it is (the HDF5 writer keeps it unallocated): 1 with
+ * e's reason set and *rc merged with copied_nonfinite's; else 0. */
+static int constant_copied(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t, int *rc)
+{
+    na_result_t res;
+    na_err_t err = {{0}};
+    if (count_scan(c, t, &res, &err) != NA_OK)
+        return 0; /* the fit meets the error and reports it */
+    const na_clean_opts_t *o = &c->o->clean.eng;
+    int finite = res.st.finite > 0;
+    char v[48];
+    if (finite)
+        snprintf(v, sizeof v, "%.17g", res.st.min);
+    else
+        snprintf(v, sizeof v, "%s", res.st.nan ? "NaN" : res.st.pos_inf ? "Inf"
+                                    : res.st.neg_inf ? "-Inf" : "a missing value");
+    na_result_free(&res);
+    if (finite && (o->normalize != NA_NORM_NONE ||
+                   (o->out_dtype != NA_DT_INVALID && o->out_dtype != t->dtype)))
+        return 0;
+    snprintf(e->reason, sizeof e->reason, "no storage written: every value is the fill value "
+             "(%s), which no step changes; copied unchanged", v);
+    *rc = cli_exit_merge(*rc, copied_nonfinite(c, e, t));
+    return 1;
+}
+
 static int together_match(const na_input_t *in, size_t i, const char *spec, const char *name);
 
 /* 1 when a --together value names entry i (named name). */
@@ -699,6 +733,8 @@ static int fit_all(crun_t *c)
             rc = cli_exit_merge(rc, copied_nonfinite(c, e, &t));
             continue;
         }
+        if (t.constant && !together && !c->params && constant_copied(c, e, &t, &rc))
+            continue;
         /* Followers lose the rows their partners drop and keep their
          * values (no step runs on them: eng_of): a tensor the selection
          * leaves out, or a coordinate that --together names and

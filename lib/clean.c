@@ -212,7 +212,15 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
     ct->feat = malloc((size_t)(ct->nfeat ? ct->nfeat : 1) * sizeof *ct->feat);
     ct->row_state = calloc((size_t)(ct->rows / 4) + 1, 1); /* 2 bits per row */
     if (!ct->feat || !ct->row_state) {
+        /* which one: the row map of 2^40 rows is 256 GiB (audit 25a: this
+         * said "1 features") */
+        int rows = ct->feat != NULL;
         na_clean_tensor_free(ct);
+        if (rows)
+            return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the state of %llu samples "
+                              "(%llu bytes: 2 bits per sample)", t->name,
+                              (unsigned long long)ct->rows,
+                              (unsigned long long)(ct->rows / 4 + 1));
         return na_err_set(err, NA_E_NOMEM, "%s: out of memory for %llu features",
                           t->name, (unsigned long long)ct->nfeat);
     }

@@ -1,0 +1,26 @@
+#!/bin/bash
+# clean keeps 2 bits per sample of every cleaned tensor (lib/clean.h
+# row_state). An HDF5 dataset of 2^40 rows never written (a few KiB) with
+# --normalize (so it is not copied as a constant) needs 256 GiB for it:
+# the error names that map, exit 4, nothing written (audit 25a: it said
+# "out of memory for 1 features"). Run only where such an allocation
+# fails at once: heuristic overcommit (mode 0) and less than 256 GiB of
+# memory and swap; elsewhere calloc could succeed and the run take hours.
+. "$(dirname "$0")/helpers.sh"
+skip_without_hdf5
+mode=$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)
+kib=$(awk '/^(MemTotal|SwapTotal):/ {s += $2} END {print s}' /proc/meminfo 2>/dev/null)
+if [ "$mode" != 0 ] || [ -z "$kib" ] || [ "$kib" -ge $((200 * 1024 * 1024)) ]; then
+    echo "SKIP $NA_TEST_NAME: overcommit mode '$mode', $kib KiB of memory and swap"
+    exit 0
+fi
+cd "$T" || exit 1
+"$NA_PYTHON" -c '
+import h5py
+with h5py.File("r40.h5", "w") as f:
+    f.create_dataset("e", shape=(2**40,), dtype="f4", chunks=(1024,))' || fail "r40.h5"
+mkdir out
+expect_exit 4 timeout 60 "$NANAUDIT" clean --normalize minmax -o out/r40.h5 r40.h5
+assert_eq "$(cat stderr)" "nanaudit: r40.h5: /e: out of memory for the state of 1099511627776 samples (274877906945 bytes: 2 bits per sample)" "r40"
+assert_eq "$(ls -A out)" "" "files left"
+pass

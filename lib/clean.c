@@ -1715,8 +1715,43 @@ static void fit_unrep(const fit_t *F, int have_s2)
     }
 }
 
+/* Tensors of fewer than SERIAL_BELOW elements run every pass on one
+ * thread: a parallel region costs more than their work, and OpenMP's
+ * threads spin between regions, taking a core from the writer and the
+ * SHA-256 thread (fresh-user round 25b: 100000 tensors of 4 elements took
+ * 122 s to clean on 2 threads of a loaded machine, 6.3 s on one; idle,
+ * 20000 took 2.0 s and 1.3 s). Returns the thread count to put back
+ * (serial_end), 0 when nothing changed. */
+#define SERIAL_BELOW (1u << 16)
+static int serial_begin(const na_tensor_t *t)
+{
+    int nt = omp_get_max_threads();
+    if (t->elements >= SERIAL_BELOW || nt <= 1 || omp_in_parallel())
+        return 0;
+    omp_set_num_threads(1);
+    return nt;
+}
+
+static void serial_end(int nt)
+{
+    if (nt > 0)
+        omp_set_num_threads(nt);
+}
+
+static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
+                       na_err_t *err);
+
 na_status_t na_clean_fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
                          na_err_t *err)
+{
+    int nt = serial_begin(t);
+    na_status_t st = fit(t, o, ct, err);
+    serial_end(nt);
+    return st;
+}
+
+static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_tensor_t *ct,
+                       na_err_t *err)
 {
     fit_t F;
     memset(&F, 0, sizeof F);
@@ -2170,10 +2205,13 @@ na_status_t na_clean_emit(const na_tensor_t *t, const na_clean_opts_t *o, na_cle
     E.pos = tiles ? NULL : malloc((size_t)per * sizeof *E.pos);
     na_stats_init(&ct->after);
     ct->out_bytes = 0;
-    if (!E.out || (tiles && !E.outs[1]) || (!tiles && (!E.back || !E.pos)))
+    if (!E.out || (tiles && !E.outs[1]) || (!tiles && (!E.back || !E.pos))) {
         st = na_err_set(err, NA_E_NOMEM, "%s: out of memory for the output buffer", t->name);
-    else
+    } else {
+        int nt = serial_begin(t);
         st = run_pass_w(t, o, ct, 3, pass_emit, &TILE_W, &E, err);
+        serial_end(nt);
+    }
     free(E.outs[0]);
     free(E.outs[1]);
     free(E.back);

@@ -465,7 +465,7 @@ static int empty_archive(zio_t *io)
  * (_EndRecData, hence np.load and torch.load) refuses both as "File is
  * not a zip file": the file lost its end (an interrupted download or
  * copy), and nanaudit says so instead of auditing it as whole. */
-static int eocd_complete(zio_t *io)
+static int eocd_complete(zio_t *io, uint64_t *at)
 {
     size_t tail = io->size < 22 + 65535 ? (size_t)io->size : 22 + 65535;
     uint8_t *b = malloc(tail ? tail : 1);
@@ -474,10 +474,37 @@ static int eocd_complete(zio_t *io)
         for (size_t i = tail - 4 + 1; i-- > 0;)
             if (le32(b + i) == ZIP_EOCD_SIG) {
                 ok = tail - i >= 22;
+                *at = io->size - tail + i;
                 break;
             }
     free(b);
     return ok;
+}
+
+/* The members of an archive whose end of central directory record says
+ * 0xFFFF of them ("see the zip64 record", APPNOTE 4.4.21) with no zip64
+ * record behind it: minizip's zip.h writes that for 65535 members or more
+ * (clean's .npz writer: 65536 members read back as 65535, "tensor
+ * 'm65535' missing", fresh-user round 25b). Python's zipfile (np.load)
+ * walks the central directory by its size instead; so does this: the
+ * count of central headers (APPNOTE 4.3.12) from the record's offset
+ * that fill exactly its size, or 0 when they do not (or the record has
+ * zip64 placeholders: minizip then read the zip64 count). */
+static uint64_t cd_count(zio_t *io, uint64_t eocd)
+{
+    uint8_t h[46];
+    if (zio_pread(io, eocd, h, 22) != 22)
+        return 0;
+    uint64_t size = le32(h + 12), off = le32(h + 16), end = off + size, n = 0;
+    if (size == ZIP_U32_MAX || off == ZIP_U32_MAX || end > eocd)
+        return 0;
+    while (off < end && n <= ZIP_MAX_MEMBERS) {
+        if (end - off < 46 || zio_pread(io, off, h, 46) != 46 || le32(h) != 0x02014b50u)
+            return 0;
+        off += 46 + (uint64_t)le16(h + 28) + le16(h + 30) + le16(h + 32);
+        n++;
+    }
+    return off == end ? n : 0;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -526,13 +553,21 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     if (z->uf == NULL)
         return na_err_set(err, NA_E_FORMAT, "not a readable zip archive (no valid end of "
                           "central directory record)");
-    if (!eocd_complete(&z->io))
+    uint64_t eocd = 0;
+    if (!eocd_complete(&z->io, &eocd))
         return na_err_set(err, NA_E_FORMAT, "zip: the end of central directory record is cut "
                           "short at the end of the file (truncated?)");
     unz_global_info64 gi;
     int r = unzGetGlobalInfo64(z->uf, &gi);
     if (r != UNZ_OK)
         return zfail("central directory", r, err);
+    if (gi.number_entry == 0xFFFF) {
+        /* minizip's unzGoToNextFile goes on past 0xFFFF entries (its
+         * "2^16 files overflow hack") */
+        uint64_t m = cd_count(&z->io, eocd);
+        if (m > 0)
+            gi.number_entry = m;
+    }
     if (gi.number_entry > ZIP_MAX_MEMBERS || gi.number_entry > size / 22)
         return na_err_set(err, NA_E_FORMAT, "zip: %llu members cannot fit in a file of %llu "
                           "bytes", (unsigned long long)gi.number_entry,

@@ -1692,9 +1692,13 @@ static int finish(crun_t *c, int rc)
      * regular file left half written is removed, not left to be read. */
     if (o->report && !usage) {
         int e = cli_write_file(o->report, clean_report_write, &c->r, 1);
-        if (e) {
+        if (e && c->r.written) /* exit 4 must not read as "nothing written" (round 25b) */
+            cli_error(o->report, "cannot write the report: %s; %s was written and verified",
+                      e > 0 ? strerror(e) : "out of memory", c->r.output);
+        else if (e)
             cli_error(o->report, "cannot write the report: %s",
                       e > 0 ? strerror(e) : "out of memory");
+        if (e) {
             rc = cli_exit_merge(rc, 4);
             c->r.exit_code = rc;
         }

@@ -20,9 +20,10 @@
  */
 #include "npt.h"
 
+#include <errno.h>  /* errno */
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, free */
-#include <string.h> /* strlen, strcmp, memcmp, strdup */
+#include <string.h> /* strlen, strcmp, memcmp, strdup, strerror */
 #include <unistd.h> /* lseek, close */
 
 typedef struct npz_input {
@@ -168,7 +169,7 @@ static na_status_t npz_open(const char *path, int fd, const na_open_opts_t *o,
         st = na_err_set(err, NA_E_NOMEM, "out of memory");
     if (st == NA_OK) {
         int fd2 = na_zip_dup_fd(z->zip);
-        st = fd2 < 0 ? na_err_set(err, NA_E_IO, "dup failed")
+        st = fd2 < 0 ? na_err_set(err, NA_E_IO, "dup failed: %s", strerror(errno))
                      : na_map_open(fd2, z->base.file_size, win, &z->map, err);
     }
     if (st == NA_OK) {

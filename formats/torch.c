@@ -31,9 +31,10 @@
  */
 #include "npt.h"
 
+#include <errno.h>    /* errno */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free, malloc, qsort */
-#include <string.h>   /* strcmp, strlen, strrchr */
+#include <string.h>   /* strcmp, strlen, strrchr, strerror */
 #include <sys/stat.h> /* fstat */
 #include <unistd.h>   /* close */
 
@@ -408,7 +409,7 @@ static na_status_t open_zip(torch_input_t *ti, int fd, na_err_t *err)
     if (st != NA_OK)
         return st;
     int fd2 = na_zip_dup_fd(ti->zip);
-    st = fd2 < 0 ? na_err_set(err, NA_E_IO, "dup failed")
+    st = fd2 < 0 ? na_err_set(err, NA_E_IO, "dup failed: %s", strerror(errno))
                  : na_map_open(fd2, ti->base.file_size, ti->win, &ti->map, err);
     if (st != NA_OK)
         return st;

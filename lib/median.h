@@ -12,7 +12,9 @@
  * averages ranks n/2-1 and n/2, so one more pass finds the upper one (the
  * smallest value above the lower, or the lower itself when it repeats).
  * B = 16 bits when the features number <= 128, 8 when <= 32768, else 4,
- * so the histograms (features x 2^B x 8 bytes) stay <= 64 MiB.
+ * so the histograms (features x 2^B x 8 bytes) stay <= 64 MiB up to 32768
+ * features, and grow as 128 bytes per feature beyond (2 GiB at clean's
+ * 16 Mi features; man page, CLEAN).
  *
  * The caller owns the passes (it knows how to read and decode the data):
  *

@@ -24,7 +24,7 @@ expect_stderr_contains "; clean cannot read it, nothing written (--exclude '/c' 
 # now the damaged size is an error of its own, and the peak resident size
 # of the run and its children stays under 500 MB. A sanitizer reserves
 # terabytes of address space, and the cap is off there.
-if ! { ldd "$NANAUDIT"; nm "$NANAUDIT"; } 2>/dev/null | grep -qE 'lib(a|t)san|__(a|t)san_init'; then
+if ! is_sanitized; then
     for cmd in scan info; do
         "$NA_PYTHON" - "$NANAUDIT" "$cmd" "$F" <<'PY' || fail "$cmd of the damaged header"
 import resource, subprocess, sys

@@ -12,7 +12,7 @@ skip_without_hdf5
 cd "$T" || exit 1
 N="$NANAUDIT"
 # a sanitizer reserves terabytes of address space: no limit can be set
-if { ldd "$N"; nm "$N"; } 2>/dev/null | grep -qE 'lib(a|t)san|__(a|t)san_init'; then
+if is_sanitized; then
     echo "SKIP hdf5_tiny_chunks (sanitizer build)"
     exit 0
 fi

@@ -19,6 +19,7 @@
 #   expect_json FILE EXPR WANT     json_get FILE EXPR must print WANT exactly
 #   make_st OUT JSON               write a safetensors file (tests/tools/make_st.py)
 #   skip_without_hdf5              "SKIP name", exit 0, in a build without HDF5
+#   is_sanitized                   true for an ASan/UBSan or TSan build
 #   assert_eq GOT WANT [WHAT]      string equality
 #   fail MSG                       stop the test
 #   pass                           print "PASS name" (call at the end)
@@ -133,6 +134,13 @@ skip_without_hdf5() {
         echo "SKIP $NA_TEST_NAME: this nanaudit was built without HDF5"
         exit 0
     fi
+}
+
+# is_sanitized: true (status 0) when $NANAUDIT is a sanitizer build, whose
+# runtime reserves terabytes of address space (no ulimit -v can be set),
+# opens files of its own and may catch a bad pointer before a signal.
+is_sanitized() {
+    { ldd "$NANAUDIT"; nm "$NANAUDIT"; } 2>/dev/null | grep -qE 'lib(a|t)san|__(a|t)san_init'
 }
 
 # A process run with NANAUDIT_TEST_SIGNAL=STOP stops itself at the hook:

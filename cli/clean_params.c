@@ -14,7 +14,10 @@
  *       "passthrough": [bool x N],
  *       "nf_fill": [...], "center": [...], "scale": [...], "meanad": [...],
  *       "lo_bound": [...], "hi_bound": [...], "fill2": [...],
- *       "n_min": [...], "n_max": [...], "n_mean": [...], "n_std": [...]}}}
+ *       "n_min": [...], "n_max": [...], "n_mean": [...], "n_std": [...],
+ *       "n_mean_lo": [...]}}}
+ * "n_mean_lo" (the mean's rounding error, na_clean_feat_t) is optional
+ * when read (0).
  * "feature_shape" (the shape after axis 0, product N) is written for
  * per-feature statistics (N > 1) and optional when read (older files).
  * Each array has N numbers, null where a statistic is not defined (a
@@ -36,15 +39,19 @@
 #include <string.h>   /* strcmp, strlen */
 #include <sys/stat.h> /* stat, S_ISDIR */
 
-#define NFIELDS 11
+#define NFIELDS 12
 static const char *const fields[NFIELDS] = {"nf_fill", "center", "scale", "meanad", "lo_bound",
                                             "hi_bound", "fill2", "n_min", "n_max", "n_mean",
-                                            "n_std"};
+                                            "n_std", "n_mean_lo"};
+/* n_mean_lo (na_clean_feat_t) is optional when read: files of an older
+ * nanaudit lack it, and its null or absence is 0 */
+#define N_MEAN_LO 11
 
 static double *field(na_clean_feat_t *f, int i)
 {
     double *p[NFIELDS] = {&f->nf_fill, &f->center, &f->scale, &f->meanad, &f->lo_bound,
-                          &f->hi_bound, &f->fill2, &f->n_min, &f->n_max, &f->n_mean, &f->n_std};
+                          &f->hi_bound, &f->fill2, &f->n_min, &f->n_max, &f->n_mean, &f->n_std,
+                          &f->n_mean_lo};
     return p[i];
 }
 
@@ -178,6 +185,10 @@ static int check_values(const char *name, json_t *e, size_t nf, char *why, size_
                 rule = "is below lo_bound";
             else if (i == N_MAX && value_at(e, N_MIN, j) > v)
                 rule = "is below n_min";
+            else if (i == N_MEAN_LO && isfinite(v) && isfinite(value_at(e, N_MEAN, j)) &&
+                     value_at(e, N_MEAN, j) + v != value_at(e, N_MEAN, j))
+                rule = "is not a rounding error of n_mean (n_mean + n_mean_lo must round to "
+                       "n_mean)";
             if (rule) {
                 snprintf(why, cap, "tensor '%s': \"%s\"[%zu] = %.17g %s", name, fields[i], j, v,
                          rule);
@@ -356,6 +367,8 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
         }
         for (int i = 0; !bad && i < NFIELDS; i++) {
             json_t *a = json_object_get(e, fields[i]);
+            if (i == N_MEAN_LO && !a)
+                continue; /* optional */
             bad = !json_is_array(a) || json_array_size(a) != nf;
             for (size_t j = 0; !bad && j < nf; j++) {
                 json_t *v = json_array_get(a, j);
@@ -590,6 +603,10 @@ int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
         for (int i = 0; i < NFIELDS; i++) {
             json_t *v = json_array_get(json_object_get(e, fields[i]), j);
             char opt[64];
+            if (i == N_MEAN_LO) { /* optional: null or absent is 0 */
+                ct->feat[j].n_mean_lo = json_is_number(v) ? json_number_value(v) : 0.0;
+                continue;
+            }
             if (json_is_null(v) && ct->rows > 0 && !ct->feat[j].passthrough &&
                 field_used(i, o, opt, sizeof opt)) {
                 snprintf(why, cap, "bad --apply-params file: tensor '%s': \"%s\"[%zu] is null, "

@@ -63,6 +63,7 @@ static void feat_init(na_clean_feat_t *f)
     f->nf_fill = f->center = f->scale = f->meanad = NAN;
     f->lo_bound = f->hi_bound = f->fill2 = NAN;
     f->n_min = f->n_max = f->n_mean = f->n_std = NAN;
+    f->n_mean_lo = 0.0;
 }
 
 /* The most features a tensor without elements ((0, W)) gets statistics
@@ -1881,6 +1882,7 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
             c->n_min = F.s2[f].min;
             c->n_max = F.s2[f].max;
             c->n_mean = F.s2[f].mean;
+            c->n_mean_lo = isfinite(F.s2[f].mean_lo) ? F.s2[f].mean_lo : 0.0;
             c->n_std = na_stats_std(&F.s2[f]);
         }
     }
@@ -2001,13 +2003,15 @@ static void tile_w_count(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_
     T->aux[k] = count_kept(T->ct, r0, n);
 }
 
-/* Step 3 as y = (v - a) / s, then lo + y * (hi - lo) when scaled: 1 when
- * feature F takes that form (not constant, not passed through), which
- * gives na_ce_step3()'s value also for NaN and +-Inf (s > 0, hi > lo). */
-static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, double *a, double *s,
-                        int *scaled)
+/* Step 3 as y = ((v - a) - al) / s, then lo + y * (hi - lo) when scaled:
+ * 1 when feature F takes that form (not constant, not passed through),
+ * which gives na_ce_step3()'s value also for NaN and +-Inf (s > 0,
+ * hi > lo). al is the mean's low part for zscore, else 0. */
+static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, double *a,
+                        double *al, double *s, int *scaled)
 {
     *scaled = 0;
+    *al = 0.0;
     if (F->passthrough)
         return 0;
     if (o->normalize == NA_NORM_MINMAX && F->n_max != F->n_min) {
@@ -2019,6 +2023,7 @@ static int step3_linear(const na_clean_opts_t *o, const na_clean_feat_t *F, doub
     }
     if (o->normalize == NA_NORM_ZSCORE && F->n_std != 0.0) {
         *a = F->n_mean;
+        *al = F->n_mean_lo;
         *s = F->n_std;
         return *s > 0;
     }
@@ -2051,7 +2056,7 @@ static inline uint64_t kept_run_end(const uint8_t *rs, uint64_t i, uint64_t n)
         T *ot = (T *)(void *)(out + sizeof(T) * q);                                                \
         for (uint64_t m = 0; m < j - i; m++) {                                                     \
             double v = x[i + m];                                                                   \
-            double y = none ? v : (v - a) / s;                                                     \
+            double y = none ? v : ((v - a) - al) / s;                                              \
             y = scaled ? lo + y * span : y;                                                        \
             double r = rint(y);                                                                    \
             int in = r >= (LO) && r <= (HI); /* false for NaN */                                   \
@@ -2089,9 +2094,9 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
     uint64_t q = 0, over = 0;
     na_dtype_t dt = ct->out_dtype;
     const na_clean_feat_t *F = &ct->feat[0];
-    double a = 0, s = 1, lo = o->lo, span = o->hi - o->lo;
+    double a = 0, al = 0, s = 1, lo = o->lo, span = o->hi - o->lo;
     int scaled = 0;
-    int lin = o->normalize == NA_NORM_NONE || step3_linear(o, F, &a, &s, &scaled);
+    int lin = o->normalize == NA_NORM_NONE || step3_linear(o, F, &a, &al, &s, &scaled);
     int none = o->normalize == NA_NORM_NONE;
     int int_fast = dt == NA_DT_U8 || dt == NA_DT_I8 || dt == NA_DT_U16 || dt == NA_DT_I16 ||
                    dt == NA_DT_U32 || dt == NA_DT_I32;
@@ -2125,7 +2130,7 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
             float *of = (float *)(void *)(out + 4 * q);
             for (uint64_t m = 0; m < j - i; m++) {
                 double v = x[i + m];
-                double y = o->normalize == NA_NORM_NONE ? v : (v - a) / s;
+                double y = o->normalize == NA_NORM_NONE ? v : ((v - a) - al) / s;
                 y = scaled ? lo + y * span : y;
                 float f = (float)y;
                 memcpy(&of[m], &f, 4);

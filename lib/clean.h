@@ -131,6 +131,12 @@ typedef struct na_clean_feat {
     double lo_bound, hi_bound; /* step 2 clip bounds */
     double fill2;         /* step 2 "mean" replacement: mean after step 1 */
     double n_min, n_max, n_mean, n_std; /* step 3 inputs (after step 2) */
+    /* The rest of the mean: n_mean + n_mean_lo is it to twice double's
+     * precision (na_stats_t.mean_lo), so --normalize zscore subtracts the
+     * mean itself, not the double nearest it: for 1e9 + N(0, 1e-3) an
+     * ulp of the mean is 1e-4 std. 0 when unknown (the GPU, older
+     * parameter files). */
+    double n_mean_lo;
 } na_clean_feat_t;
 
 /* The plan and the change report of one tensor. */

@@ -136,7 +136,7 @@ NA_HD double na_ce_step3(const na_clean_opts_t *o, const na_clean_feat_t *F, dou
         return fmin(fmax((o->lo + h) + h, o->lo), o->hi);
     }
     if (o->normalize == NA_NORM_ZSCORE)
-        return F->n_std == 0.0 ? 0.0 : (v - F->n_mean) / F->n_std;
+        return F->n_std == 0.0 ? 0.0 : ((v - F->n_mean) - F->n_mean_lo) / F->n_std;
     return v;
 }
 

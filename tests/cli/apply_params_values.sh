@@ -43,6 +43,8 @@ bad z.json scale -1 "${Z[@]}" '"scale"[0] = -1 is negative (a standard deviation
 bad z.json n_std -2.5 "${Z[@]}" '"n_std"[0] = -2.5 is negative (a standard deviation or MAD is >= 0)'
 bad z.json n_std 0 "${Z[@]}" '"n_std"[0] = 0 is 0 while n_min < n_max (only a constant feature has std 0)'
 bad z.json hi_bound -100 "${Z[@]}" '"hi_bound"[0] = -100 is below lo_bound'
+# n_mean_lo is the mean's rounding error: n_mean + n_mean_lo rounds to n_mean
+bad z.json n_mean_lo 0.5 "${Z[@]}" '"n_mean_lo"[0] = 0.5 is not a rounding error of n_mean (n_mean + n_mean_lo must round to n_mean)'
 # non-finite numbers: jansson refuses them while parsing
 edit z.json n_mean 1e999
 expect_exit 2 "$N" clean "${R[@]}" a.f64 -o o --apply-params bad.json "${Z[@]}"

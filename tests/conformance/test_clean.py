@@ -496,6 +496,38 @@ def test_offset_tiny_spread():
     exact = [1e9 + float(np.mean(z[:, j], dtype=np.longdouble)) for j in range(3)]
     check("offset: mean", np.all(np.abs(mean - exact) <= 0.5 * 2.0 ** -23 * 1.0000001),
           f"{mean.tolist()} vs {exact}")
+    # --normalize zscore subtracts the mean itself (n_mean + n_mean_lo), not
+    # the double nearest it: an ulp of 1e9 is 1.2e-4 of the std, so the
+    # output was up to 6e-5 off; now ~1e-13 (numpy's own (x - x.mean(0)) /
+    # x.std(0) is ~3e-3 off here)
+    zm = np.array([np.mean(z[:, j], dtype=np.longdouble) for j in range(3)])
+    lo = np.array(p["n_mean_lo"])
+    check("offset: n_mean + n_mean_lo",
+          np.all(np.abs((mean - 1e9 - zm) + lo) < 1e-15), f"{(mean - 1e9 - zm + lo).tolist()}")
+    out = path("offset.out")
+    run(["--dtype", "F64", "--shape", "200003x3", path("offset.in"), "--normalize", "zscore",
+         "-o", out, "-q"])
+    y = np.fromfile(out, dtype=np.float64).reshape(-1, 3)
+    ref = ((z.astype(np.longdouble) - zm) / std).astype(np.float64)
+    err = float(np.abs(y - ref).max())
+    check("offset: z-scores", err < 1e-9, f"max error {err}")
+    # the same through --apply-params: the same bytes; a file without
+    # n_mean_lo (an older nanaudit) applies with the rounded mean
+    out2 = path("offset.out2")
+    run(["--dtype", "F64", "--shape", "200003x3", path("offset.in"), "--normalize", "zscore",
+         "--apply-params", pj, "-o", out2, "-q"])
+    check("offset: applied params give the same bytes",
+          open(out, "rb").read() == open(out2, "rb").read())
+    q = json.load(open(pj))
+    del q["tensors"]["data"]["n_mean_lo"]
+    pj_old = path("offset_old.json")
+    json.dump(q, open(pj_old, "w"))
+    run(["--dtype", "F64", "--shape", "200003x3", path("offset.in"), "--normalize", "zscore",
+         "--apply-params", pj_old, "-o", out2, "-q", "--force"])
+    y2 = np.fromfile(out2, dtype=np.float64).reshape(-1, 3)
+    want = (x - mean) / std
+    check("offset: a file without n_mean_lo subtracts n_mean", np.array_equal(y2, want),
+          f"max diff {float(np.abs(y2 - want).max())}")
 
 
 def main():

@@ -527,12 +527,14 @@ static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *
  * as its fill value everywhere and may declare 2^40 rows: the fit, the
  * write and the verification took time in proportion (audit 25a: a
  * 1.4 KB file of 2^34 rows kept clean busy for minutes). No step changes
- * a constant (std 0 and MAD 0 flag nothing; a feature without finite
- * values passes through) except normalization of a finite value and an
- * --out-dtype other than its own (the caller leaves out --apply-params,
- * whose fixed statistics may, and --together, which drops rows). Then
- * it is copied as it is (the HDF5 writer keeps it unallocated): 1 with
- * e's reason set and *rc merged with copied_nonfinite's; else 0. */
+ * a constant (std 0 and MAD 0 flag nothing; drop keeps a feature without
+ * finite values) except normalization of a finite value, a --nonfinite
+ * fill (zero, value=X) of a NaN or Inf, and an --out-dtype other
+ * than its own (round 26: both were skipped for a NaN fill); the caller
+ * leaves out --apply-params, whose fixed statistics may, and --together,
+ * which drops rows. Then it is copied as it is (the HDF5 writer keeps it
+ * unallocated): 1 with e's reason set and *rc merged with
+ * copied_nonfinite's; else 0, and the full path runs. */
 static int constant_copied(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t, int *rc)
 {
     na_result_t res;
@@ -547,10 +549,15 @@ static int constant_copied(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
     else
         snprintf(v, sizeof v, "%s", res.st.nan ? "NaN" : res.st.pos_inf ? "Inf"
                                     : res.st.neg_inf ? "-Inf" : "a missing value");
+    int nonfinite = res.st.nan + res.st.pos_inf + res.st.neg_inf > 0;
     na_result_free(&res);
-    if (finite && (o->normalize != NA_NORM_NONE ||
-                   (o->out_dtype != NA_DT_INVALID && o->out_dtype != t->dtype)))
+    if (o->out_dtype != NA_DT_INVALID && o->out_dtype != t->dtype)
         return 0;
+    /* integers normalize to F32 (clean.h): a new dtype, missing markers too */
+    if (o->normalize != NA_NORM_NONE && (finite || !na_dtype_is_float(t->dtype)))
+        return 0;
+    if (nonfinite && (o->nonfinite == NA_NF_ZERO || o->nonfinite == NA_NF_VALUE))
+        return 0; /* mean: no finite value to take it from, passed through */
     snprintf(e->reason, sizeof e->reason, "no storage written: every value is the fill value "
              "(%s), which no step changes; copied unchanged", v);
     *rc = cli_exit_merge(*rc, copied_nonfinite(c, e, t));

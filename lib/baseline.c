@@ -9,15 +9,19 @@
  * "ck/./m.safetensors" are "m.safetensors", "ck/m.safetensors"), so the
  * spelling a CI job happens to use does not make every finding new; ".."
  * is kept (through a symlink it names another directory). An absolute
- * path under the working directory (getcwd(3) when the baseline is read)
- * is compared relative to it, on both sides: a job that scans
- * "$PWD/ckpt" matches a baseline of "ckpt" and the reverse (README
- * round 24); one made elsewhere with absolute paths does not. In a Hugging
+ * path under the working directory (getcwd(3) when the baseline is read,
+ * or $PWD naming it through a link) is compared relative to it, on both
+ * sides: a job that scans "$PWD/ckpt" matches a baseline of "ckpt" and
+ * the reverse (README round 24); one made elsewhere with absolute paths
+ * does not, while a relative one is taken as relative to this run's
+ * directory. In a Hugging
  * Face hub cache path (.../models--ORG--NAME/snapshots/REV/FILE, also
  * datasets-- and spaces--) the revision, a 40-digit commit hash, is
  * compared as "*": a file that two revisions share is audited once, under
  * whichever revision sorts first, and a new revision that shares the old
- * one's weights must not make their findings new (tester round 23a).
+ * one's weights must not make their findings new (tester round 23a);
+ * a relative path is put under the working directory before that, so
+ * that the revision is found from any directory of the cache (round 26).
  * A finding the baseline already has, with a count no larger, does not
  * fail; it is still reported, with its baseline count ("baseline" in the
  * JSON report).
@@ -35,7 +39,8 @@
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, free, qsort, bsearch */
 #include <string.h> /* strcmp, strlen */
-#include <unistd.h> /* getcwd */
+#include <sys/stat.h> /* stat */
+#include <unistd.h>   /* getcwd */
 
 typedef struct entry {
     const char *path;   /* normalized copy (norm_path), owned */
@@ -45,8 +50,12 @@ typedef struct entry {
 } entry_t;
 
 struct na_baseline {
-    json_t *root; /* owns the strings the entries point to */
-    char *cwd;    /* the working directory, normalized, NULL if unknown */
+    json_t *root;     /* owns the strings the entries point to */
+    char *cwd[2];      /* the working directory: getcwd(3) and $PWD when it
+                        * names the same directory by another path (a
+                        * symbolic link), in the reports' form, clean_path;
+                        * NULL when unknown or the same */
+    char *cwd_star[2]; /* the same with a hub cache revision starred */
     entry_t *e;
     size_t n;
 };
@@ -105,25 +114,28 @@ static void hub_revision_star(char *o)
 }
 
 /* Absolute normalized path o relative to normalized directory cwd when
- * it lies under it ("." for cwd itself), in place; else unchanged. */
-static void under_cwd(char *o, const char *cwd)
+ * it lies under it ("." for cwd itself), in place; 1 when it did. */
+static int under_cwd(char *o, const char *cwd)
 {
     size_t L = cwd ? strlen(cwd) : 0;
     if (L == 0 || o[0] != '/' || strncmp(o, cwd, L) != 0)
-        return;
+        return 0;
     if (L == 1) /* "/" itself */
         memmove(o, o + 1, strlen(o));
     else if (o[L] == '/')
         memmove(o, o + L + 1, strlen(o + L + 1) + 1);
     else if (o[L] == '\0')
         strcpy(o, ".");
+    else
+        return 0; /* /a/bc is not under /a/b */
     if (o[0] == '\0')
         strcpy(o, ".");
+    return 1;
 }
 
 /* p without "." components and repeated slashes (see the top); a
  * malloc'd string, NULL when out of memory. "." alone stays ".". */
-static char *norm_path(const char *p, const char *cwd)
+static char *clean_path(const char *p)
 {
     size_t n = strlen(p);
     char *o = malloc(n + 2), *q = o;
@@ -148,15 +160,45 @@ static char *norm_path(const char *p, const char *cwd)
     if (q == o)
         *q++ = '.';
     *q = '\0';
-    under_cwd(o, cwd);
+    return o;
+}
+
+/* The key of path p (see the top): clean_path; a relative path is put
+ * under the working directory, so that a hub cache's revision is found
+ * from any directory; the revision starred; then made relative to the
+ * working directory (its physical or its logical name, starred alike)
+ * when under it. b NULL: clean_path and the star only. malloc'd, NULL
+ * when out of memory. */
+static char *norm_path(const char *p, const na_baseline_t *b)
+{
+    char *o = clean_path(p);
+    if (o && o[0] != '/' && b && b->cwd[0]) {
+        size_t a = strlen(b->cwd[0]), n = strlen(o);
+        char *j = malloc(a + n + 2);
+        if (j) {
+            memcpy(j, b->cwd[0], a);
+            j[a] = '/';
+            memcpy(j + a + 1, o, n + 1);
+        }
+        free(o);
+        o = j ? clean_path(j) : NULL;
+        free(j);
+    }
+    if (o == NULL)
+        return NULL;
     hub_revision_star(o);
+    /* the longer name first: $PWD/wlink is also under getcwd's /w when
+     * wlink links to it */
+    int first = b && b->cwd_star[1] && strlen(b->cwd_star[1]) > strlen(b->cwd_star[0]);
+    if (b && !under_cwd(o, b->cwd_star[first]))
+        under_cwd(o, b->cwd_star[!first]);
     return o;
 }
 
 /* Check one files[i] entry and append its findings (e may be NULL to
  * count them only). */
-static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const char *cwd,
-                             const char *fname, na_err_t *err)
+static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n,
+                             const na_baseline_t *b, const char *fname, na_err_t *err)
 {
     json_t *path = json_object_get(f, "path"), *ts = json_object_get(f, "tensors");
     if (!json_is_object(f) || !json_is_string(path) || !json_is_array(ts))
@@ -183,7 +225,7 @@ static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const 
                 return BAD(err, fname, "%s: files[%zu].tensors[%zu].findings[%zu] needs a known "
                            "\"kind\" and a \"count\" >= 0", fname, fi, ti, k);
             if (e) {
-                e[*n].path = norm_path(json_string_value(path), cwd);
+                e[*n].path = norm_path(json_string_value(path), b);
                 if (e[*n].path == NULL)
                     return na_err_set(err, NA_E_NOMEM, "%s: out of memory", fname);
                 e[*n].tensor = json_string_value(name);
@@ -194,6 +236,31 @@ static na_status_t walk_file(json_t *f, size_t fi, entry_t *e, size_t *n, const 
         }
     }
     return NA_OK;
+}
+
+/* b->cwd and b->cwd_star (struct na_baseline): in the reports' form
+ * (na_json_form), as the paths they are compared with. Unknown (a deleted
+ * directory, longer than PATH_MAX, no memory): left NULL, and no path is
+ * made relative. $PWD is taken when it is absolute and names the same
+ * directory (a shell's logical path through a symbolic link, which
+ * scripts pass as "$PWD/ckpt"; round 26). */
+static void set_cwd(na_baseline_t *b)
+{
+    char wd[PATH_MAX];
+    const char *pwd = getenv("PWD");
+    struct stat a, c;
+    const char *src[2] = {getcwd(wd, sizeof wd), NULL};
+    if (src[0] && pwd && pwd[0] == '/' && strcmp(pwd, src[0]) && stat(pwd, &a) == 0 &&
+        stat(".", &c) == 0 && a.st_dev == c.st_dev && a.st_ino == c.st_ino)
+        src[1] = pwd;
+    for (int k = 0; k < 2 && src[k]; k++) {
+        char *j = na_json_form(src[k]);
+        b->cwd[k] = j ? clean_path(j) : NULL;
+        free(j);
+        b->cwd_star[k] = b->cwd[k] ? norm_path(b->cwd[k], NULL) : NULL;
+        if (!b->cwd[k] || !b->cwd_star[k])
+            break;
+    }
 }
 
 na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
@@ -227,14 +294,10 @@ na_status_t na_baseline_parse(const char *text, size_t len, const char *fname,
         return st;
     }
     b->root = root;
-    /* in the reports' form (na_json_form), as the paths it is compared
-     * with; unknown (deleted, or longer than PATH_MAX): none relative */
-    char wd[PATH_MAX], *jwd = getcwd(wd, sizeof wd) ? na_json_form(wd) : NULL;
-    b->cwd = jwd ? norm_path(jwd, NULL) : NULL;
-    free(jwd);
+    set_cwd(b);
     json_array_foreach(files, i, f) {
         if (st == NA_OK)
-            st = walk_file(f, i, b->e, &b->n, b->cwd, fname, err);
+            st = walk_file(f, i, b->e, &b->n, b, fname, err);
     }
     if (st != NA_OK) {
         na_baseline_free(b);
@@ -252,7 +315,7 @@ void na_baseline_apply(const na_baseline_t *b, const char *path, const char *ten
      * \xHH text there (na_json_form), and never matched its own report */
     char *jp = b && path && tensor && n ? na_json_form(path) : NULL;
     char *jt = jp ? na_json_form(tensor) : NULL;
-    char *np = jt ? norm_path(jp, b->cwd) : NULL;
+    char *np = jt ? norm_path(jp, b) : NULL;
     for (size_t i = 0; np && i < n; i++) {
         entry_t key = {np, jt, (int)f[i].kind, 0};
         const entry_t *hit = bsearch(&key, b->e, b->n, sizeof *b->e, cmp);
@@ -276,7 +339,10 @@ void na_baseline_free(na_baseline_t *b)
     if (!b)
         return;
     json_decref(b->root);
-    free(b->cwd);
+    for (int k = 0; k < 2; k++) {
+        free(b->cwd[k]);
+        free(b->cwd_star[k]);
+    }
     for (size_t i = 0; i < b->n; i++)
         free((char *)b->e[i].path);
     free(b->e);

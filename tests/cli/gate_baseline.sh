@@ -48,6 +48,27 @@ expect_exit 0 "$NANAUDIT" scan --baseline aold.json "$W/d/a.safetensors"
 (cd d && expect_exit 0 "$NANAUDIT" scan --baseline ../aold.json "$W/d/a.safetensors") || exit 1
 (cd d && expect_exit 0 "$NANAUDIT" scan --baseline ../aold.json a.safetensors) || exit 1
 (cd / && expect_exit 0 "$NANAUDIT" scan --baseline "$W/aold.json" "$W/d/a.safetensors") || exit 1
+# a working directory reached through a symbolic link: scripts pass the
+# shell's "$PWD/..." (round 26: it was another path than getcwd's)
+ln -s "$W" "$T/wlink"
+(cd "$T/wlink" && expect_exit 0 "$NANAUDIT" scan --baseline old.json "$PWD/a.safetensors" &&
+    expect_exit 1 "$NANAUDIT" scan --baseline old.json "$PWD/d/a.safetensors") || exit 1
+# inside a Hugging Face hub cache: the revision is starred before a path
+# is made relative, from any directory of the cache (round 26: from
+# models--org--name/ or snapshots/ the revision was compared as given)
+R1=$(printf '1%.0s' $(seq 40)); R2=$(printf '2%.0s' $(seq 40))
+H="$W/hub/models--org--name/snapshots"
+mkdir -p "$H/$R1" "$H/$R2"
+cp a.safetensors "$H/$R1/m.safetensors" && cp a.safetensors "$H/$R2/m.safetensors"
+expect_exit 1 "$NANAUDIT" scan --report habs.json "$H/$R1/m.safetensors"
+for dir in "$W" "$W/hub/models--org--name" "$H" "$H/$R1" "$H/$R2"; do
+    (cd "$dir" && expect_exit 0 "$NANAUDIT" scan --baseline "$W/habs.json" "$H/$R2/m.safetensors") ||
+        fail "from $dir"
+done
+(cd "$H" && expect_exit 0 "$NANAUDIT" scan --baseline "$W/habs.json" "$R2/m.safetensors" &&
+    cd "$R1" && expect_exit 1 "$NANAUDIT" scan --report "$W/hrel.json" m.safetensors &&
+    expect_exit 0 "$NANAUDIT" scan --baseline "$W/hrel.json" "$PWD/m.safetensors" &&
+    expect_exit 0 "$NANAUDIT" scan --baseline "$W/hrel.json" "$H/$R2/m.safetensors") || exit 1
 # another tensor name with the same finding is new
 make_st b.safetensors '{"tensors": [{"name": "w2", "dtype": "F32", "shape": [1], "values": ["nan"]}]}'
 cp b.safetensors a.safetensors

@@ -331,7 +331,8 @@ static const cli_option_t opts[] = {
      "flags beat its defaults (a limit there stays a gate), its matching rules beat flags"},
     {"baseline", 0, "FILE", S, cli_set_baseline,
      "JSON report of an earlier scan: findings it already has, keyed by (file path as given, "
-     "relative to the working directory when under it, tensor, kind), fail only when their count grew"},
+     "relative to the working directory when under it, tensor, kind), fail only when their "
+     "count grew"},
     {"range", 0, "LO:HI", S, cli_set_range,
      "finding 'range' for finite values outside [LO, HI] (e.g. 0:255 for pixels; "
      "LO: or :HI leave one side open); it fails only with range in --fail-on (or a --policy)"},

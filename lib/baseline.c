@@ -35,10 +35,10 @@
 #include "report_util.h" /* na_json_form */
 
 #include <jansson.h>
-#include <limits.h> /* PATH_MAX */
-#include <stdio.h>  /* snprintf */
-#include <stdlib.h> /* calloc, free, qsort, bsearch */
-#include <string.h> /* strcmp, strlen */
+#include <limits.h>   /* PATH_MAX */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* calloc, free, qsort, bsearch, getenv */
+#include <string.h>   /* strcmp, strlen */
 #include <sys/stat.h> /* stat */
 #include <unistd.h>   /* getcwd */
 
@@ -50,7 +50,7 @@ typedef struct entry {
 } entry_t;
 
 struct na_baseline {
-    json_t *root;     /* owns the strings the entries point to */
+    json_t *root;      /* owns the strings the entries point to */
     char *cwd[2];      /* the working directory: getcwd(3) and $PWD when it
                         * names the same directory by another path (a
                         * symbolic link), in the reports' form, clean_path;

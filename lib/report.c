@@ -242,7 +242,8 @@ const char *na_summary_tensors(const na_summary_t *s, char *buf, size_t cap)
 }
 
 /* Summary counts: files = file entries; tensors = tensor entries (any
- * status), skipped = those of status skipped; elements/nan/inf/outliers over scanned entries; errors = file
+ * status), skipped = those of status skipped; elements/nan/inf/outliers
+ * over scanned entries; errors = file
  * errors + tensor entries with status error; failed = some finding's
  * kind is in the fail mask. exit_code is left to the CLI. */
 void na_report_summarize(na_report_t *r)

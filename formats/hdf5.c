@@ -560,11 +560,16 @@ static na_status_t h5_fill_ask(h5_src_t *s, na_err_t *err)
     if (st == NA_OK && n != UINT64_MAX && n > 0 && (s->spans = malloc(n * 16)) == NULL)
         st = na_err_set(err, NA_E_NOMEM, "out of memory");
     if (st == NA_OK && n != UINT64_MAX) {
-        memcpy(s->spans, body + sizeof f, n * 16);
+        /* n == 0 (no chunk written: s->spans NULL) is no span at all;
+         * memcpy and qsort of NULL are undefined even for 0 bytes (UBSan,
+         * clean --normalize of a dataset never written) */
+        if (n > 0)
+            memcpy(s->spans, body + sizeof f, n * 16);
         memcpy(s->elem, body + sizeof f + n * 16, f.elem_size);
         /* Chunks' bounds of a 2-D or deeper grid interleave: merge them
          * (also when adjacent), so that what lies between is fill. */
-        qsort(s->spans, n, sizeof *s->spans, span_cmp);
+        if (n > 1)
+            qsort(s->spans, n, sizeof *s->spans, span_cmp);
         uint64_t m = 0;
         for (uint64_t i = 0; i < n; i++) {
             if (m > 0 && s->spans[i][0] <= s->spans[m - 1][1] + 1) {

@@ -42,6 +42,12 @@
 #include <sys/stat.h> /* stat */
 #include <unistd.h>   /* getcwd */
 
+/* lib/ is built without _GNU_SOURCE, where strict C (clang's TSan build)
+ * leaves PATH_MAX undeclared: Linux's value */
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
 typedef struct entry {
     const char *path;   /* normalized copy (norm_path), owned */
     const char *tensor; /* points into the kept jansson tree */

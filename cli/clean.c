@@ -505,7 +505,16 @@ static na_status_t count_scan(const crun_t *c, const na_tensor_t *t, na_result_t
  * (HDF5 variable-length sequences): its NaN and Inf go to
  * the output as they are, which is a finding of scan's default policy
  * (issue 4, exit 1), so the entry says how many (a warning: -q lists it).
- * Returns 0, 1, or the exit code of a read error (the entry failed). */
+ * Returns 0, 1, or the exit code of a read error (the entry failed).
+ * copied_left: the warning and 0 or 1 from a scan already made. */
+static int copied_left(cli_clean_entry_t *e, const na_result_t *res)
+{
+    uint64_t left = res->st.nan + res->st.pos_inf + res->st.neg_inf;
+    if (left)
+        warn(e, (unsigned long long)left, "NaN/Inf value(s) left as they are (copied unchanged)");
+    return left ? 1 : 0;
+}
+
 static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t)
 {
     na_result_t res;
@@ -516,11 +525,9 @@ static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *
         cli_error(c->r.input, "%s", err.msg);
         return cli_exit_for_status(st);
     }
-    uint64_t left = res.st.nan + res.st.pos_inf + res.st.neg_inf;
+    int rc = copied_left(e, &res);
     na_result_free(&res);
-    if (left)
-        warn(e, (unsigned long long)left, "NaN/Inf value(s) left as they are (copied unchanged)");
-    return left ? 1 : 0;
+    return rc;
 }
 
 /* An HDF5 dataset with no storage written (na_tensor_t.constant) reads
@@ -533,8 +540,9 @@ static int copied_nonfinite(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *
  * than its own (round 26: both were skipped for a NaN fill); the caller
  * leaves out --apply-params, whose fixed statistics may, and --together,
  * which drops rows. Then it is copied as it is (the HDF5 writer keeps it
- * unallocated): 1 with e's reason set and *rc merged with
- * copied_nonfinite's; else 0, and the full path runs. */
+ * unallocated): 1 with e's reason set and its NaN/Inf counted as
+ * copied_nonfinite counts them (*rc merged); else 0, and the full path
+ * runs. */
 static int constant_copied(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t, int *rc)
 {
     na_result_t res;
@@ -550,18 +558,18 @@ static int constant_copied(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
         snprintf(v, sizeof v, "%s", res.st.nan ? "NaN" : res.st.pos_inf ? "Inf"
                                     : res.st.neg_inf ? "-Inf" : "a missing value");
     int nonfinite = res.st.nan + res.st.pos_inf + res.st.neg_inf > 0;
+    int copy = !(o->out_dtype != NA_DT_INVALID && o->out_dtype != t->dtype) &&
+               /* integers normalize to F32 (clean.h): a new dtype, missing markers too */
+               !(o->normalize != NA_NORM_NONE && (finite || !na_dtype_is_float(t->dtype))) &&
+               /* mean: no finite value to take it from, passed through */
+               !(nonfinite && (o->nonfinite == NA_NF_ZERO || o->nonfinite == NA_NF_VALUE));
+    if (copy) {
+        snprintf(e->reason, sizeof e->reason, "no storage written: every value is the fill "
+                 "value (%s), which no step changes; copied unchanged", v);
+        *rc = cli_exit_merge(*rc, copied_left(e, &res));
+    }
     na_result_free(&res);
-    if (o->out_dtype != NA_DT_INVALID && o->out_dtype != t->dtype)
-        return 0;
-    /* integers normalize to F32 (clean.h): a new dtype, missing markers too */
-    if (o->normalize != NA_NORM_NONE && (finite || !na_dtype_is_float(t->dtype)))
-        return 0;
-    if (nonfinite && (o->nonfinite == NA_NF_ZERO || o->nonfinite == NA_NF_VALUE))
-        return 0; /* mean: no finite value to take it from, passed through */
-    snprintf(e->reason, sizeof e->reason, "no storage written: every value is the fill value "
-             "(%s), which no step changes; copied unchanged", v);
-    *rc = cli_exit_merge(*rc, copied_nonfinite(c, e, t));
-    return 1;
+    return copy;
 }
 
 static int together_match(const na_input_t *in, size_t i, const char *spec, const char *name);

@@ -152,12 +152,13 @@ na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *n
          * product was shown as one (audit 25a). A variable-length
          * tensor's elements are its sequences' total, not the product. */
         uint64_t p = 1;
-        for (int d = 0; !t->vlen && d < e->ndim && !e->elements_overflow; d++) {
-            e->elements_overflow = e->shape[d] != 0 && p > UINT64_MAX / e->shape[d];
-            p *= e->elements_overflow ? 1 : e->shape[d];
+        int over = 0, zero = 0; /* a 0 anywhere: 0 elements */
+        for (int d = 0; d < e->ndim; d++) {
+            zero |= e->shape[d] == 0;
+            over |= e->shape[d] != 0 && p > UINT64_MAX / e->shape[d];
+            p = over ? p : p * e->shape[d];
         }
-        for (int d = 0; d < e->ndim && e->elements_overflow; d++)
-            e->elements_overflow = e->shape[d] != 0; /* a 0 anywhere: 0 elements */
+        e->elements_overflow = over && !zero && !t->vlen;
         e->report_missing = t->report_missing;
         e->unallocated_chunks = t->unallocated_chunks;
         e->vlen = t->vlen;

@@ -602,7 +602,10 @@ typedef struct na_tensor_report {
     na_dtype_t stored;     /* stored dtype */
     na_endian_t byte_order;
     int ndim;
-    uint64_t shape[NA_MAX_NDIM];
+    uint64_t *shape;       /* ndim entries (one allocation with vshape's,
+                            * freed with the entry; NULL when both are 0):
+                            * a report holds 10^6 entries, NA_MAX_NDIM of
+                            * each would be 1 KiB a tensor */
     uint64_t elements;
     int elements_overflow; /* the shape's product overflows 64 bits (an error
                             * entry): elements is not a count (text "-",
@@ -616,7 +619,7 @@ typedef struct na_tensor_report {
     int vlen;              /* from na_tensor_t: JSON "variable_length" */
     uint64_t sequences;
     int vndim;
-    uint64_t vshape[NA_MAX_NDIM];
+    uint64_t *vshape;      /* vndim entries, after shape's */
 } na_tensor_report_t;
 
 typedef struct na_file_report {

@@ -29,7 +29,7 @@ static int grow(void **arr, size_t n, size_t *cap, size_t elem)
 {
     if (n < *cap)
         return 0;
-    size_t ncap = *cap ? *cap * 2 : 8;
+    size_t ncap = *cap ? *cap * 2 : 1; /* most files hold one tensor */
     if (ncap > ((size_t)-1) / elem)
         return -1;
     void *p = realloc(*arr, ncap * elem);
@@ -56,6 +56,7 @@ na_report_t *na_report_new(void)
 static void tensor_free(na_tensor_report_t *e)
 {
     free(e->name);
+    free(e->shape); /* and vshape */
     free(e->reason);
     free(e->findings);
     if (e->scanned)
@@ -141,11 +142,23 @@ na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *n
         return NULL;
     e->status = NA_TS_OK;
     if (t) {
+        int nd = t->ndim < 0 ? 0 : (t->ndim > NA_MAX_NDIM ? NA_MAX_NDIM : t->ndim);
+        int vnd = t->vndim < 0 ? 0 : (t->vndim > NA_MAX_NDIM ? NA_MAX_NDIM : t->vndim);
+        if (nd + vnd > 0 && !(e->shape = malloc((size_t)(nd + vnd) * sizeof e->shape[0]))) {
+            free(e->name);
+            e->name = NULL;
+            return NULL;
+        }
         e->dtype = t->dtype;
         e->stored = t->stored;
         e->byte_order = t->byte_order;
-        e->ndim = t->ndim < 0 ? 0 : (t->ndim > NA_MAX_NDIM ? NA_MAX_NDIM : t->ndim);
-        memcpy(e->shape, t->shape, (size_t)e->ndim * sizeof e->shape[0]);
+        e->ndim = nd;
+        e->vndim = vnd;
+        e->vshape = e->shape ? e->shape + nd : NULL;
+        if (nd)
+            memcpy(e->shape, t->shape, (size_t)nd * sizeof e->shape[0]);
+        if (vnd)
+            memcpy(e->vshape, t->vshape, (size_t)vnd * sizeof e->vshape[0]);
         e->elements = t->elements;
         /* a shape whose product overflows (an HDF5 dataset of shape
          * (2, 2^40, 2^40): an error) has no element count; its wrapped
@@ -163,8 +176,6 @@ na_tensor_report_t *na_file_report_add_tensor(na_file_report_t *f, const char *n
         e->unallocated_chunks = t->unallocated_chunks;
         e->vlen = t->vlen;
         e->sequences = t->sequences;
-        e->vndim = t->vndim < 0 ? 0 : (t->vndim > NA_MAX_NDIM ? NA_MAX_NDIM : t->vndim);
-        memcpy(e->vshape, t->vshape, (size_t)e->vndim * sizeof e->vshape[0]);
     }
     f->n_tensors++;
     return e;

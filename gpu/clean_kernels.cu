@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kT) clean_kernel(na_gclean_t a)
     using Scan = cub::BlockScan<unsigned, kT>;
     using RedA = cub::BlockReduce<P1, kT>;
     using RedC = cub::BlockReduce<na_clean_counts_t, kT>;
-    using RedD = cub::BlockReduce<double, kT>;
+    using RedD = cub::BlockReduce<D2, kT>;
     __shared__ union {
         typename Scan::TempStorage scan;
         typename RedA::TempStorage ra;
@@ -194,20 +194,22 @@ __global__ void __launch_bounds__(kT) clean_kernel(na_gclean_t a)
     __syncthreads(); /* s_mean visible; tmp free */
     na_clean_counts_t rc = RedC(tmp.rc).Reduce(cnt, CntSum());
     __syncthreads();
-    double mean = s_mean, m2 = 0.0;
+    double mean = s_mean;
+    D2 m = {0.0, 0.0};
     for (unsigned long long e = threadIdx.x; s_fin && e < ne; e += kT) {
         unsigned long long row = w == 1 ? e : e / w, col = e - row * w;
         if (!((s_mask[row / 32] >> (row % 32)) & 1u))
             continue;
         double b = clean_one(a, load_value(a.d, a.in, base + e), col, NULL, NULL);
         double d = na_ce_finite(b) ? b - mean : 0.0;
-        m2 += d * d;
+        m.m2 += d * d;
+        m.sd += d;
     }
-    double m2s = RedD(tmp.rd).Sum(m2);
+    D2 ms = RedD(tmp.rd).Reduce(m, D2Sum());
     if (threadIdx.x != 0)
         return;
     unsigned kept = s_pre[nw - 1] + (unsigned)__popc(s_mask[nw - 1]);
-    a.bst[j] = na_g_block_stats(r, (unsigned long long)kept * w, mean, m2s);
+    a.bst[j] = na_g_block_stats(r, (unsigned long long)kept * w, mean, ms);
     a.bcnt[j] = rc;
 }
 

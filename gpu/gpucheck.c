@@ -9,8 +9,9 @@
  *       crosses several, and K = 6, 1.5 and 0.5 so pass 2 runs. Counts,
  *       min, max, max|x|, outlier counts and all locations must be equal;
  *       mean and std within 1e-12 (|mean| + std) (DESIGN.md); two GPU runs
- *       must be bit-identical. Prints one line per case; exit 1 on any
- *       difference.
+ *       must be bit-identical. Then F64 data far from 0 that varies
+ *       little (agree_narrow): std within 1e-9 of the CPU's. Prints one
+ *       line per case; exit 1 on any difference.
  *   nanaudit-gpucheck bench [DEVICE]   pinned host-to-device bandwidth,
  *       device memory bandwidth (device-to-device copy, read + write, and
  *       the theoretical figure from cudaDeviceGetAttribute), and the
@@ -150,6 +151,51 @@ static int same_result(const na_result_t *x, const na_result_t *y)
            same_double(x->std, y->std);
 }
 
+/* Data far from 0 that varies little (F64 1e9 + uniform noise of +-1e-3,
+ * one block in the CPU's sense and many): its std rests on each block's
+ * mean_lo (lib/stats_block.h), which the GPU kernels left 0 until
+ * 2026-12-02: a relative error of ~1e-6 in the std. Now CPU and GPU must
+ * agree to 1e-9 of the std. 0 when they do. */
+static int agree_narrow(na_backend_t *cpu, na_backend_t *gpu)
+{
+    const size_t n = 1000003;
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = 1e9 + ((double)(rnd() >> 11) * 0x1p-53 - 0.5) * 2e-3;
+    membuf_t m = {(unsigned char *)v, (uint64_t)n * sizeof *v};
+    na_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.name = "narrow";
+    t.dtype = t.stored = NA_DT_F64;
+    t.ndim = 1;
+    t.shape[0] = t.elements = n;
+    t.elem_stride = 8;
+    t.src.read = mem_read;
+    t.src.ctx = &m;
+    na_scan_opts_t o;
+    na_scan_opts_init(&o);
+    o.window_bytes = (size_t)1 << 22;
+    na_result_t rc, rg;
+    na_err_t err = {{0}};
+    int bad = 1;
+    if (cpu->scan_tensor(cpu->self, &t, &o, &rc, &err) == NA_OK) {
+        if (gpu->scan_tensor(gpu->self, &t, &o, &rg, &err) == NA_OK) {
+            double ds = fabs(rc.std - rg.std);
+            bad = compare("F64 1e9 + noise", &rc, &rg) || !(ds <= 1e-9 * rc.std);
+            printf("%s F64 1e9 + noise 1e-3: std cpu %.17g gpu %.17g (|d|/std %.2e)\n",
+                   bad ? "FAIL" : "ok  ", rc.std, rg.std, ds / rc.std);
+            na_result_free(&rg);
+        }
+        na_result_free(&rc);
+    }
+    if (err.msg[0])
+        printf("FAIL F64 1e9 + noise: %s\n", err.msg);
+    free(v);
+    return bad;
+}
+
 static int agree(int dev)
 {
     na_backend_t gpu, cpu;
@@ -227,6 +273,8 @@ static int agree(int dev)
             free(buf);
         }
     }
+    cases++;
+    fails += agree_narrow(&cpu, &gpu);
     na_backend_close(&gpu);
     printf("agree: %d of %d cases equal\n", cases - fails, cases);
     return fails != 0;

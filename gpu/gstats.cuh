@@ -11,6 +11,7 @@
 #define NA_GSTATS_CUH
 
 #include "nanaudit.h"
+#include "stats_block.h" /* na_stats_block_sums: the CPU's block mean and m2 */
 
 /* Counts, min, max and sum of the finite values of a thread or block. */
 struct P1 {
@@ -35,12 +36,27 @@ struct P1Sum {
     }
 };
 
+/* The second pass's sums of a thread or block: squared deviations from
+ * the block mean (m2) and deviations (sd) of the finite values. */
+struct D2 {
+    double m2, sd;
+};
+struct D2Sum {
+    __device__ __forceinline__ D2 operator()(const D2 &a, const D2 &b) const
+    {
+        D2 r;
+        r.m2 = a.m2 + b.m2;
+        r.sd = a.sd + b.sd;
+        return r;
+    }
+};
 /* The statistics of a block of `elements` values from its reduction r,
- * its mean and its sum of squared deviations m2 (two-pass). Missing
- * values are never counted on the GPU: tensors with markers stay on the
- * CPU. */
+ * its mean and its second pass's sums m2 and sd, taken as the CPU takes
+ * them (na_stats_block_sums: the mean's rounding error in mean_lo for a
+ * narrow block). Missing values are never counted on the GPU: tensors
+ * with markers stay on the CPU. */
 __device__ __forceinline__ na_stats_t na_g_block_stats(const P1 &r, unsigned long long elements,
-                                                       double mean, double m2)
+                                                       double mean, D2 m)
 {
     na_stats_t s;
     s.elements = elements;
@@ -51,13 +67,12 @@ __device__ __forceinline__ na_stats_t na_g_block_stats(const P1 &r, unsigned lon
     s.subnormal = r.sub;
     s.finite = r.fin;
     s.missing = 0;
-    s.mean_lo = 0.0; /* not computed on the GPU: the plain two-pass mean */
+    s.mean_lo = 0.0;
     if (r.fin) {
         s.min = r.mn;
         s.max = r.mx;
         s.abs_max = fabs(r.mn) > fabs(r.mx) ? fabs(r.mn) : fabs(r.mx);
-        s.mean = mean;
-        s.m2 = m2;
+        na_stats_block_sums(&s, mean, m.m2, m.sd);
     } else { /* as na_stats_init: no finite value, value statistics NaN */
         s.min = s.max = s.abs_max = s.mean = __longlong_as_double(0x7ff8000000000000ll);
         s.m2 = 0.0;

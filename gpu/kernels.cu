@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kThreads)
 pass1_kernel(na_gdesc_t d, const unsigned char *data, size_t n, size_t block, na_stats_t *out)
 {
     using BR1 = cub::BlockReduce<P1, kThreads>;
-    using BRd = cub::BlockReduce<double, kThreads>;
+    using BRd = cub::BlockReduce<D2, kThreads>;
     __shared__ union {
         typename BR1::TempStorage p1;
         typename BRd::TempStorage d;
@@ -138,17 +138,19 @@ pass1_kernel(na_gdesc_t d, const unsigned char *data, size_t n, size_t block, na
     if (threadIdx.x == 0)
         s_mean = r.fin ? r.sum / (double)r.fin : 0.0;
     __syncthreads(); /* s_mean visible; tmp free for the next reduction */
-    double mean = s_mean, m2 = 0.0;
+    double mean = s_mean;
+    D2 m = {0.0, 0.0};
     for (size_t i = threadIdx.x; i < bn; i += kThreads) {
         double v;
         int c;
         decode<K>(d, p, i, direct, v, c);
         double dv = c < CL_NAN ? v - mean : 0.0;
-        m2 += dv * dv;
+        m.m2 += dv * dv;
+        m.sd += dv;
     }
-    double m2s = BRd(tmp.d).Sum(m2);
+    D2 ms = BRd(tmp.d).Reduce(m, D2Sum());
     if (threadIdx.x == 0) /* tensors with missing values are scanned on the CPU */
-        out[j] = na_g_block_stats(r, bn, mean, m2s);
+        out[j] = na_g_block_stats(r, bn, mean, ms);
 }
 
 template <int K>
@@ -339,14 +341,14 @@ __device__ __forceinline__ void acc1(const typename Fast<K>::W *raw, unsigned bn
     mx = hi[1] > hi[0] ? hi[1] : hi[0];
 }
 
-/* Sum of squared deviations from the block mean of the finite elements
- * (two chains, as acc1). */
+/* Sums of squared deviations from the block mean and of deviations of
+ * the finite elements (two chains, as acc1). */
 template <int K, bool SP>
-__device__ __forceinline__ double acc2(const typename Fast<K>::W *raw, unsigned bn, double mean)
+__device__ __forceinline__ D2 acc2(const typename Fast<K>::W *raw, unsigned bn, double mean)
 {
     using F = Fast<K>;
     using I = Ieee<K>;
-    double m2[2] = {0.0, 0.0};
+    double m2[2] = {0.0, 0.0}, sd[2] = {0.0, 0.0};
 #pragma unroll
     for (int k = 0; k < F::NW; k++) {
 #pragma unroll
@@ -358,9 +360,11 @@ __device__ __forceinline__ double acc2(const typename Fast<K>::W *raw, unsigned 
             if (SP && (typename I::A)(u & I::ABS) >= I::INF)
                 dv = 0.0;
             m2[k & 1] += dv * dv;
+            sd[k & 1] += dv;
         }
     }
-    return m2[0] + m2[1];
+    D2 r = {m2[0] + m2[1], sd[0] + sd[1]};
+    return r;
 }
 
 template <int K>
@@ -369,7 +373,7 @@ pass1_fast(na_gdesc_t d, const unsigned char *data, size_t n, size_t block, na_s
 {
     using F = Fast<K>;
     using BR1 = cub::BlockReduce<P1, F::T>;
-    using BRd = cub::BlockReduce<double, F::T>;
+    using BRd = cub::BlockReduce<D2, F::T>;
     __shared__ union {
         typename BR1::TempStorage p1;
         typename BRd::TempStorage d;
@@ -406,10 +410,10 @@ pass1_fast(na_gdesc_t d, const unsigned char *data, size_t n, size_t block, na_s
         s_mean = r.fin ? r.sum / (double)r.fin : 0.0;
     __syncthreads(); /* s_mean visible; tmp free for the next reduction */
     double mean = s_mean;
-    double m2 = special ? acc2<K, true>(raw, bn, mean) : acc2<K, false>(raw, bn, mean);
-    double m2s = BRd(tmp.d).Sum(m2);
+    D2 m = special ? acc2<K, true>(raw, bn, mean) : acc2<K, false>(raw, bn, mean);
+    D2 ms = BRd(tmp.d).Reduce(m, D2Sum());
     if (threadIdx.x == 0) /* tensors with missing values are scanned on the CPU */
-        out[j] = na_g_block_stats(r, bn, mean, m2s);
+        out[j] = na_g_block_stats(r, bn, mean, ms);
 }
 
 template <int K>

@@ -16,6 +16,7 @@
  * noise's std to ~1e-14 instead of 8e-7 (tests/unit/test_scan.c).
  */
 #include "nanaudit.h"
+#include "stats_block.h" /* na_stats_block_sums, na_two_sum */
 
 #include <math.h> /* NAN, sqrt, fabs, isfinite */
 
@@ -31,35 +32,9 @@ void na_stats_init(na_stats_t *s)
     s->mean_lo = 0.0;
 }
 
-/* hi + lo == a + b exactly, hi the double nearest (Knuth's TwoSum, TAOCP
- * vol. 2, 4.2.2, theorem B; no assumption on |a| vs |b|). */
-static void two_sum(double a, double b, double *hi, double *lo)
-{
-    double s = a + b, bb = s - a;
-    *hi = s;
-    *lo = (a - (s - bb)) + (b - bb);
-}
-
 void na_stats_block(na_stats_t *s, double mean, double m2, double sd)
 {
-    s->mean = mean;
-    s->mean_lo = 0.0;
-    s->m2 = m2;
-    /* Only for a block whose values lie within |mean|/256 of each other:
-     * each x - mean is then exact (Sterbenz) and sd's rounding is far
-     * below an ulp of the mean, so the correction only adds digits. For
-     * wider data the mean's rounding (an ulp of |mean|) is negligible
-     * beside the spread, while sd's rounding (an ulp of the spread) could
-     * move a correctly rounded mean: the plain figures stand, bit for bit
-     * those of the two-pass sums. So do sums that overflowed (values near
-     * +-DBL_MAX). */
-    if (!na_stats_narrow(s->min, s->max, mean))
-        return;
-    double c = sd / (double)s->finite, m2c = m2 - sd * c;
-    if (!isfinite(c) || !isfinite(m2c))
-        return;
-    two_sum(mean, c, &s->mean, &s->mean_lo);
-    s->m2 = m2c > 0.0 ? m2c : 0.0;
+    na_stats_block_sums(s, mean, m2, sd); /* stats_block.h, the GPU's too */
 }
 
 /* Counts always add; value statistics come from whichever side has finite
@@ -97,7 +72,7 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b)
      * give exactly mean_a and the m2 correction vanishes. */
     double t = a->mean_lo + d * (nb / n);
     if (isfinite(t) && isfinite(a->mean))
-        two_sum(a->mean, t, &a->mean, &a->mean_lo);
+        na_two_sum(a->mean, t, &a->mean, &a->mean_lo);
     else {
         a->mean = a->mean + d * (nb / n);
         a->mean_lo = 0.0;

@@ -416,6 +416,10 @@ static int check_output(crun_t *c)
         rc = cli_check_side_output(c->o->report, "--report", in, n_in, out, 1);
     if (!rc && co->save_params)
         rc = cli_check_side_output(co->save_params, "--save-params", in, 1, out, 1);
+    if (!rc && c->o->report)
+        rc = cli_check_not_data(c->o->report, "--report");
+    if (!rc && co->save_params)
+        rc = cli_check_not_data(co->save_params, "--save-params");
     if (!rc && c->o->report && co->save_params && cli_same_path(c->o->report, co->save_params)) {
         cli_error(co->save_params, "--save-params and --report name the same file");
         rc = 2;

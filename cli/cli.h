@@ -153,6 +153,13 @@ int cli_link_target(const char *path, char *out);
  * output would otherwise be written first); 0 otherwise. */
 int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,
                           size_t n_inputs, const char *output, int creatable);
+/* After the checks against the run's inputs (their messages are the more
+ * precise): 2 after a message when path (flag "--report",
+ * "--save-params") is an existing, non-empty regular file that holds
+ * data nanaudit reads (na_sniff) or is named like data
+ * (na_name_claims_data), which a report or parameter file never
+ * replaces; 0 otherwise. */
+int cli_check_not_data(const char *path, const char *flag);
 /* Whether path can be written, by access(2): 0, or the errno when the
  * existing file is not writable or the directory that would hold it
  * (dir, PATH_MAX bytes; a dangling link's target's) is missing or not

@@ -141,6 +141,50 @@ void cli_warn_out_format(const char *out, const char *format)
                  named, is);
 }
 
+/* Why an existing, non-empty regular file at path is data ("holds
+ * safetensors data", "is named like a data file"), else NULL. Reports
+ * and parameter files are overwritten; data never is (tester round 27b:
+ * `scan --report shards/model-*.safetensors`, the report name left out, made
+ * the first shard the report: it was not audited, the gate said exit 0
+ * and the shard became JSON). Content by na_sniff over the first 4 KiB
+ * (an HDF5 user block up to 2 KiB is seen), names by na_name_claims_data
+ * (raw data has no signature). */
+static const char *data_kind(const char *path)
+{
+    static char said[64];
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    uint8_t head[4096];
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
+                    ? read(fd, head, sizeof head) : -1;
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    na_kind_of_file_t k = na_sniff(head, (size_t)n, (uint64_t)st.st_size);
+    /* JSON is a report unless it is a sharded checkpoint's index, whose
+     * "weight_map" follows a short "metadata" (transformers' save_pretrained) */
+    if (k == NA_FILE_JSON && memmem(head, (size_t)n, "\"weight_map\"", 12))
+        k = NA_FILE_INDEX;
+    if (k != NA_FILE_UNKNOWN && k != NA_FILE_JSON && k != NA_FILE_EMPTY) {
+        snprintf(said, sizeof said, "holds %s data", na_kind_of_file_str(k));
+        return said;
+    }
+    return na_name_claims_data(path) ? "is named like a data file" : NULL;
+}
+
+int cli_check_not_data(const char *path, const char *flag)
+{
+    const char *data = data_kind(path);
+    if (!data)
+        return 0;
+    cli_error(path, "%s: the file exists and %s, which %s never replaces%s; nothing done: "
+              "give another name, or remove the file first", flag, data, flag,
+              strcmp(flag, "--report") ? "" : " (a report name left out before a glob?)");
+    return 2;
+}
+
 int cli_check_side_output(const char *path, const char *flag, const char *const *inputs,
                           size_t n_inputs, const char *output, int creatable)
 {

@@ -383,7 +383,7 @@ static int inside_dir(const char *path, const char *dir)
     return !strncmp(rp, rd, n) && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
 }
 
-/* A --report may not replace a file of the run: the arguments were
+/* A --report may not replace a file of the run, nor any data file: the arguments were
  * checked before the walk, but a shard an index names and every file
  * found in a directory are inputs too (the man page, --report), those
  * the walk skips or cannot read included (notes.txt, a raw file without
@@ -421,6 +421,8 @@ static int reports_vs_walk(const cli_opts_t *o, const na_walk_t *w)
                 return 2;
             }
         }
+        if (cli_check_not_data(o->reports[k], "--report")) /* nor other data (paths.c) */
+            return 2;
     }
     return 0;
 }

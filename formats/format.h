@@ -379,6 +379,12 @@ typedef struct na_walk {
  * error, never the walk's. With raw_mode no file is sniffed and no index
  * is expanded: every non-empty regular file is an NA_FILE_RAW item. */
 
+/* 1 when path's name says it is a checkpoint or data file (.safetensors,
+ * .bin, .pt, .pth, .ckpt, .h5, .hdf5, .nc, .npy, .npz, .gguf, .mat): a
+ * walk reports such a file that it cannot read as an error, not a skip,
+ * and a --report or --save-params path never replaces one (cli/paths.c). */
+int na_name_claims_data(const char *path);
+
 /* Expand arguments: a file is taken as is; a directory is walked
  * recursively in sorted order following symlinks (hidden entries
  * skipped, loops broken); an index expands to its shards. A file reached

@@ -159,7 +159,7 @@ static int ends_with(const char *s, const char *suffix)
 
 /* A name that says "I am a checkpoint / data file": if its content is not
  * something we can audit, that is an error, not a skip. */
-static int name_claims_data(const char *path)
+int na_name_claims_data(const char *path)
 {
     static const char *const ext[] = {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5",
                                       ".hdf5", ".nc", ".npy", ".npz", ".gguf", ".mat"};
@@ -242,7 +242,7 @@ static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p
     if (trainer != NULL)
         return add_noted(c, path, p->kind, from_dir, 0, trainer);
     if (na_probe_check(p, &e) != NA_OK) {
-        int is_error = !from_dir || name_claims_data(path) || content_is_data(p->kind);
+        int is_error = !from_dir || na_name_claims_data(path) || content_is_data(p->kind);
         return add_noted(c, path, p->kind, from_dir, is_error, e.msg);
     }
     if ((s = seen_add(&c->files, p->dev, p->ino)) == NULL)
@@ -538,7 +538,7 @@ static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir, int 
     int special = have && !S_ISREG(sb.st_mode);
     if (st != NA_OK)
         return add_noted(c, path, NA_FILE_UNKNOWN, from_dir,
-                         !(from_dir && special && !name_claims_data(path)), e.msg);
+                         !(from_dir && special && !na_name_claims_data(path)), e.msg);
     if (from_dir && p.kind == NA_FILE_RAW && p.size == 0) /* named, raw.c decides */
         p.kind = NA_FILE_EMPTY;
     return add_file(c, path, &p, from_dir);

@@ -132,6 +132,45 @@ expect_exit 2 "$N" clean --normalize zscore test.npy -o o3.npy --report r3.json
 expect_stderr_contains "nanaudit: r3.json: --report would overwrite the -o output"
 [ ! -e o3.npy ] || fail "o3.npy written"
 
+# An existing data file that is not an input is not replaced either
+# (round 27b HIGH: `scan --report shards/model-*.safetensors`, the report
+# name left out, made the first shard the report: not audited, exit 0,
+# the shard became JSON). By content (safetensors, HDF5, npy, a
+# sharded-checkpoint index, ...) or by name (raw data has no signature);
+# an earlier report, an empty file or other JSON is overwritten as before.
+mkdir g
+make_st g/model-00001.safetensors '{"tensors": [{"name": "w", "dtype": "F32", "shape": [2], "values": [1, "nan"]}]}'
+make_st g/model-00002.safetensors '{"tensors": [{"name": "w", "dtype": "F32", "shape": [2], "values": [1, 2]}]}'
+cp g/model-00001.safetensors shard1.orig
+expect_exit 2 "$N" scan --fail-on nan,inf --report g/model-00001.safetensors g/model-00002.safetensors
+expect_stderr_contains "nanaudit: g/model-00001.safetensors: --report: the file exists and holds safetensors data, which --report never replaces (a report name left out before a glob?); nothing done: give another name, or remove the file first"
+assert_eq "$(wc -l <"$T/stderr")" "1" "stderr lines"
+cmp -s g/model-00001.safetensors shard1.orig || fail "the shard was replaced"
+cp test.npy data.out
+expect_exit 2 "$N" scan -q m.safetensors --report data.out
+expect_stderr_contains "nanaudit: data.out: --report: the file exists and holds NumPy .npy data, which --report never replaces"
+printf '{"metadata": {"total_size": 8}, "weight_map": {"w": "m.safetensors"}}' > idx.json
+expect_exit 2 "$N" scan -q m.safetensors --report idx.json
+expect_stderr_contains "nanaudit: idx.json: --report: the file exists and holds sharded-checkpoint index data"
+printf 'xyz' > band.bin
+expect_exit 2 "$N" scan -q m.safetensors --report band.bin
+expect_stderr_contains "nanaudit: band.bin: --report: the file exists and is named like a data file, which --report never replaces"
+expect_exit 2 "$N" clean --normalize zscore test.npy -o o4.npy --save-params data.out
+expect_stderr_contains "nanaudit: data.out: --save-params: the file exists and holds NumPy .npy data, which --save-params never replaces; nothing done"
+expect_exit 2 "$N" clean --normalize zscore test.npy -o o4.npy --report band.bin
+expect_stderr_contains "nanaudit: band.bin: --report: the file exists and is named like a data file"
+[ ! -e o4.npy ] || fail "o4.npy written"
+cmp -s data.out test.npy || fail "data.out replaced"
+assert_eq "$(cat band.bin)" "xyz" "band.bin"
+# what is overwritten: an earlier report, an empty file (even one named
+# like data), other JSON
+: > empty.safetensors
+echo '{"other": 1}' > other.json
+for f in r.json empty.safetensors other.json; do
+    expect_exit 0 "$N" scan -q m.safetensors --report "$f"
+    expect_json "$f" 'j["summary"]["files"]' '1'
+done
+
 if [ -w /dev/full ]; then
     expect_exit 4 "$N" clean --format json test.npy -o o2.npy --report /dev/full
     # exit 4, but the copy is there: the line says so (round 25b)

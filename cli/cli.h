@@ -52,6 +52,7 @@ typedef struct cli_opts {
     const char **reports;   /* every --report FILE, in order (owned array) */
     size_t n_reports;
     int report_format;      /* --report-format: CLI_RF_* for other extensions */
+    int report_format_given;
     na_baseline_t *baseline; /* --baseline FILE, loaded while parsing (gate.c) */
     const char **inputs;    /* FILE|DIR|INDEX arguments (argv pointers) */
     size_t n_inputs;
@@ -244,6 +245,9 @@ enum { CLI_RF_JSON = 0, CLI_RF_JUNIT, CLI_RF_MARKDOWN, CLI_RF_SARIF };
 /* CLI_RF_* of a --report path: by extension (.json, .xml, .md/.markdown,
  * .sarif; ASCII case ignored), else --report-format (default JSON). */
 int cli_report_kind(const cli_opts_t *o, const char *path);
+/* 1 when --report-format was given but no --report path takes it (none
+ * given, or every one has a known extension): scan warns. */
+int cli_report_format_idle(const cli_opts_t *o);
 /* Write a file nanaudit makes besides -o (scan's and clean's --report,
  * --save-params) with write(ctx, fp) (0 or -1), through a symbolic link
  * to its target: a regular file (or none yet) is written to a temporary

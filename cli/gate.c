@@ -210,6 +210,7 @@ int cli_set_report_format(cli_opts_t *o, const char *a, const char *n)
     for (int k = 0; k < 4; k++)
         if (!strcmp(a, rf_names[k])) {
             o->report_format = k;
+            o->report_format_given = 1;
             return 0;
         }
     return cli_usage(o->cmd, "--%s: '%s' is not json, junit, markdown or sarif", n, a);
@@ -227,9 +228,9 @@ int cli_add_report(cli_opts_t *o, const char *path)
     return 0;
 }
 
-/* Format of a --report path: its extension (ASCII case ignored), else
- * --report-format. */
-int cli_report_kind(const cli_opts_t *o, const char *path)
+/* Format of a --report path by its extension (ASCII case ignored), -1
+ * for another. */
+static int ext_kind(const char *path)
 {
     static const struct { const char *ext; int kind; } ext[] = {
         {".json", CLI_RF_JSON}, {".xml", CLI_RF_JUNIT}, {".md", CLI_RF_MARKDOWN},
@@ -240,7 +241,21 @@ int cli_report_kind(const cli_opts_t *o, const char *path)
         if (len > el && !strcasecmp(path + len - el, ext[k].ext))
             return ext[k].kind;
     }
-    return o->report_format;
+    return -1;
+}
+
+int cli_report_kind(const cli_opts_t *o, const char *path)
+{
+    int k = ext_kind(path);
+    return k >= 0 ? k : o->report_format;
+}
+
+int cli_report_format_idle(const cli_opts_t *o)
+{
+    for (size_t k = 0; k < o->n_reports; k++)
+        if (ext_kind(o->reports[k]) < 0)
+            return 0;
+    return o->report_format_given;
 }
 
 typedef struct gate_report {

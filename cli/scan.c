@@ -497,6 +497,10 @@ int cli_scan(const cli_opts_t *o)
         if ((s.rep->fail_mask & NA_KIND_BIT(idle[k].kind)) && !(o->checks_given & idle[k].need))
             cli_warn(NULL, "--fail-on %s finds nothing without %s", na_kind_name(idle[k].kind),
                      idle[k].flag);
+    if (cli_report_format_idle(o)) /* round 27b: it was silently ignored */
+        cli_warn(NULL, "--report-format applies to --report files whose name does not end in "
+                 ".json, .xml, .md or .sarif, and there is none; the report on standard output "
+                 "follows --format");
     na_scan_opts_init(&s.so);
     s.so.threads = o->threads;
     s.so.zscore = o->zscore;

@@ -297,6 +297,9 @@ static na_status_t check_weight_map(const json_t *root, const json_t **wm, na_er
         return na_err_set(err, NA_E_FORMAT, "index has no \"weight_map\"");
     if (!json_is_object(*wm))
         return na_err_set(err, NA_E_FORMAT, "index: \"weight_map\" is not an object");
+    if (json_object_size(*wm) == 0) /* round 27b: "nothing to audit" said less */
+        return na_err_set(err, NA_E_FORMAT, "index: \"weight_map\" is empty: it names no "
+                          "tensor and no shard");
     const char *key;
     const json_t *v;
     json_object_foreach((json_t *)*wm, key, v) {

@@ -510,10 +510,15 @@ na_status_t na_policy_parse(const char *text, size_t len, const char *fname, na_
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     na_status_t st = NA_OK;
     if (!yaml_parser_load(&parser, &doc)) {
-        st = na_err_set(err, NA_E_USAGE, "%s:%lu: YAML error: %s %s", c.fname,
-                        (unsigned long)parser.problem_mark.line + 1,
+        /* libyaml's reader (encoding) errors give a byte offset, not a
+         * mark (round 27b: a bad byte on line 4 was said on line 1) */
+        unsigned long line = (unsigned long)parser.problem_mark.line + 1;
+        if (parser.error == YAML_READER_ERROR)
+            for (size_t i = line = 1; i <= parser.problem_offset && i <= len; i++)
+                line += text[i - 1] == '\n';
+        st = na_err_set(err, NA_E_USAGE, "%s:%lu: YAML error: %s%s%s", c.fname, line,
                         parser.problem ? parser.problem : "unreadable",
-                        parser.context ? parser.context : "");
+                        parser.context ? " " : "", parser.context ? parser.context : "");
         yaml_parser_delete(&parser);
         free(p);
         return st;

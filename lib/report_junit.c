@@ -11,7 +11,12 @@
  * failing kind, message = its text, body = every failing finding on its
  * own line); a tensor that could not be audited has <error>; a skipped
  * one <skipped>; non-failing findings go to <system-out>. A file that
- * could not be read is one <testcase name="(file)"> with <error>.
+ * could not be read is one <testcase name="(file)"> with <error>. An exit
+ * code that no test case explains (4: a report or standard output could
+ * not be written; 3 with nothing audited) is one more <testsuite
+ * name="nanaudit"> whose <testcase name="exit code"> has <error>, so a CI
+ * test view is never green for a failed run (round 27b: it was, where
+ * the SARIF, Markdown and JSON reports said exit 4).
  *
  * Escaping (XML 1.0, https://www.w3.org/TR/xml/ sections 2.2 and 2.4): &,
  * <, >, " and ' become entities; in attributes \t \n \r become character
@@ -139,6 +144,15 @@ static void testcase(FILE *out, const na_file_report_t *f, const na_tensor_repor
     fputs("    </testcase>\n", out);
 }
 
+/* What exit code x means (the man page, EXIT STATUS). */
+static const char *exit_meaning(int x)
+{
+    return x == 1 ? "findings fail the policy"
+           : x == 3 ? "an input could not be read, or nothing was audited"
+                    : "a report or standard output could not be written, or an internal "
+                      "error: see the job's log";
+}
+
 na_status_t na_report_write_junit(const na_report_t *r, FILE *out)
 {
     counts_t all = {0, 0, 0, 0}, c;
@@ -149,6 +163,10 @@ na_status_t na_report_write_junit(const na_report_t *r, FILE *out)
         all.errors += c.errors;
         all.skipped += c.skipped;
     }
+    int x = r->summary.exit_code;
+    int run_case = x >= 4 || (x != 0 && all.failures + all.errors == 0);
+    all.tests += (size_t)run_case;
+    all.errors += (size_t)run_case;
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
     /* <testsuites> has no skipped attribute in the schema; <testsuite> has */
     fprintf(out, "<testsuites name=\"nanaudit\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
@@ -171,6 +189,11 @@ na_status_t na_report_write_junit(const na_report_t *r, FILE *out)
             testcase(out, f, &f->tensors[j]);
         fputs("  </testsuite>\n", out);
     }
+    if (run_case)
+        fprintf(out, "  <testsuite name=\"nanaudit\" tests=\"1\" failures=\"0\" errors=\"1\" "
+                "skipped=\"0\" time=\"0\">\n    <testcase classname=\"nanaudit\" name=\"exit "
+                "code\" time=\"0\">\n      <error type=\"exit\" message=\"nanaudit exited with "
+                "code %d: %s\"/>\n    </testcase>\n  </testsuite>\n", x, exit_meaning(x));
     fputs("</testsuites>\n", out);
     return ferror(out) ? NA_E_WRITE : NA_OK;
 }

@@ -36,6 +36,10 @@ printf 'version: 1\nrules:\n  - match: ""\n    max_abs: 1\n' | pol 3 "match: exp
 printf 'version: 1\ndefaults:\n  [a]: 1\n' | pol 3 "defaults: keys must be plain words"
 printf 'version: 1\nrules: 3\n' | pol 2 "rules: expected a list of rules (- match: GLOB ...)"
 printf 'version: 1\ndefaults: [\n' | pol 3 "YAML error: did not find expected node content while parsing a flow node"
+# an encoding error: its line, from libyaml's byte offset (round 27b:
+# line 1, and two spaces before "(try")
+printf 'version: 1\ndefaults:\n  fail_on: [nan, inf]\n\xff\n' | pol 4 "YAML error: invalid leading UTF-8 octet"
+printf '\xffversion: 1\n' | pol 1 "YAML error: invalid leading UTF-8 octet"
 printf 'version: 1\n---\nversion: 1\n' | pol 3 "a second YAML document; a policy is one document"
 printf '' | pol 1 "empty policy (needs version: 1)"
 printf '# only a comment\n' | pol 1 "empty policy (needs version: 1)"

@@ -9,6 +9,16 @@ make_st "$F" '{"tensors": [{"name": "w", "dtype": "F32", "shape": [2], "values":
 
 expect_exit 2 "$NANAUDIT" scan --report-format xml "$F"
 expect_stderr_contains "nanaudit: --report-format: 'xml' is not json, junit, markdown or sarif (try 'nanaudit scan --help')"
+# --report-format with no --report it applies to: a warning (round 27b:
+# silently ignored, while a CI author expected JUnit on stdout)
+W="nanaudit: warning: --report-format applies to --report files whose name does not end in .json, .xml, .md or .sarif, and there is none; the report on standard output follows --format"
+expect_exit 1 "$NANAUDIT" scan -q --report-format junit "$F"
+expect_stderr_contains "$W"
+expect_exit 1 "$NANAUDIT" scan -q --report-format junit --report "$T/a.json" "$F"
+expect_stderr_contains "$W"
+expect_exit 1 "$NANAUDIT" scan -q --report-format junit --report "$T/a.json" --report "$T/a.out" "$F"
+expect_stderr_lacks "report-format"
+grep -q '^<testsuites name="nanaudit"' "$T/a.out" || fail "a.out is not JUnit"
 expect_exit 2 "$NANAUDIT" scan --report "" "$F"
 expect_stderr_contains "--report: '' is not a file name"
 expect_exit 2 "$NANAUDIT" clean --format github "$F" -o "$T/c.safetensors"

@@ -86,7 +86,25 @@ def check_junit(path, j):
     root = ET.parse(path).getroot()
     check("junit root", root.tag, "testsuites")
     suites = root.findall("testsuite")
-    check("junit suites = files", [s.get("name") for s in suites], [f["path"] for f in j["files"]])
+    # an exit code no test case explains (4; 3 or 1 with no failure or
+    # error) is one more suite, "nanaudit", with an erring "exit code" case
+    x, s = j["summary"]["exit_code"], j["summary"]
+    explained = any(t["status"] == "error" or any(f["fails"] for f in t["findings"])
+                    for f in j["files"] for t in f["tensors"]) or s["errors"] > 0
+    run_case = x >= 4 or (x != 0 and not explained)
+    check("junit suites = files", [s.get("name") for s in suites],
+          [f["path"] for f in j["files"]] + (["nanaudit"] if run_case else []))
+    if run_case:
+        last = suites.pop()
+        (case,) = last.findall("testcase")
+        check("junit exit case", (case.get("classname"), case.get("name"),
+                                  case.find("error").get("type"),
+                                  case.find("error").get("message").split(":")[0] + ":"),
+              ("nanaudit", "exit code", "exit", f"nanaudit exited with code {x}:"))
+        check("junit exit suite counts", [last.get(k) for k in ("tests", "errors", "failures")],
+              ["1", "1", "0"])
+    check("junit root counts", [int(root.get(k)) for k in ("tests", "errors")],
+          [sum(int(t.get(k)) for t in root.findall("testsuite")) for k in ("tests", "errors")])
     for s, f in zip(suites, j["files"]):
         cases = s.findall("testcase")
         names = [c.get("name") for c in cases]
@@ -300,6 +318,16 @@ def main():
         check("clean exit", p.returncode, 0)
         with open(r[".md"], encoding="utf-8") as fh:
             check("md passed", fh.readline(), "## nanaudit: passed (exit 0)\n")
+        # a report that cannot be written: exit 4, which the JUnit report
+        # shows as an erring test case (round 27b: it was all green)
+        p = subprocess.run([exe, "scan", "--fail-on", "none", "--report",
+                            os.path.join(tmp, "no-dir", "x.json"), "--report", r[".xml"],
+                            "--report", r[".json"], good], capture_output=True, text=True)
+        check("write error exit", p.returncode, 4)
+        with open(r[".json"], encoding="utf-8") as fh:
+            j4 = json.load(fh)
+        check("json exit 4", j4["summary"]["exit_code"], 4)
+        check_junit(r[".xml"], j4)
         check_sarif_cap(exe, tmp)
     if FAILS:
         print(f"{FAILS} failure(s)")

@@ -223,9 +223,18 @@ static int normalizes(const crun_t *c, const cli_clean_entry_t *e)
  * --dry-run warns as a real run does (t: entry e's tensor). */
 static void warn_packing(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t)
 {
-    if (normalizes(c, e) && t->packed && e->n_warn < CLI_CLEAN_MAX_WARN)
-        snprintf(e->warn[e->n_warn++], sizeof e->warn[0],
-                 "scale_factor/add_offset dropped: values are normalized");
+    static const char *const name[] = NA_PACKING_ATTRS;
+    if (!normalizes(c, e) || !t->packed || e->n_warn >= CLI_CLEAN_MAX_WARN)
+        return;
+    char *w = e->warn[e->n_warn++];
+    size_t n = 0, cap = sizeof e->warn[0];
+    /* the attributes this dataset has (round 28a: it named
+     * scale_factor/add_offset for a dataset with only valid_range) */
+    for (size_t i = 0; i < sizeof name / sizeof name[0]; i++)
+        if (t->packed & (1 << i) && n < cap)
+            n += (size_t)snprintf(w + n, cap - n, "%s%s", n ? ", " : "", name[i]);
+    if (n < cap)
+        snprintf(w + n, cap - n, " dropped: values are normalized");
 }
 
 /* Patterns match every hard-link path of an HDF5 dataset the reader

@@ -346,8 +346,7 @@ static void leaf_type0(hid_t ft, c_type_t *r)
     }
 }
 
-static const char *const packing[] = {"scale_factor", "add_offset", "valid_min", "valid_max",
-                                      "valid_range"};
+static const char *const packing[] = NA_PACKING_ATTRS;
 
 int na_h5_packing_attr(const char *name)
 {
@@ -360,8 +359,8 @@ int na_h5_packing_attr(const char *name)
 int na_h5_has_packing(hid_t obj)
 {
     int has = 0;
-    for (size_t i = 0; i < sizeof packing / sizeof packing[0] && !has; i++)
-        has = H5Aexists(obj, packing[i]) > 0;
+    for (size_t i = 0; i < sizeof packing / sizeof packing[0]; i++)
+        has |= (H5Aexists(obj, packing[i]) > 0) << i;
     H5Eclear2(H5E_DEFAULT);
     return has;
 }

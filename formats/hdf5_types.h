@@ -69,7 +69,8 @@ int na_h5c_is_complex(hid_t ct);
  * + add_offset) and the valid range valid_min, valid_max, valid_range (CF
  * conventions 1.11, sections 8.1 "Packed Data" and 2.5.1). */
 int na_h5_packing_attr(const char *name);
-/* 1 when object obj has one of those attributes (errors read as 0). */
+/* Which of those attributes object obj has: bit i for na_h5_packing_attr's
+ * name i, NA_PACKING_ATTRS' order (errors read as absent). */
 int na_h5_has_packing(hid_t obj);
 /* 1 when dataset dset is a dimension scale (attribute CLASS =
  * "DIMENSION_SCALE": a netCDF-4 coordinate variable or dimension);

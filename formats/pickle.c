@@ -603,6 +603,27 @@ static na_status_t appends(pk_t *p, int many)
     return NA_OK;
 }
 
+/* A non-negative protocol 0/1 LONG beyond int64 (n decimal digits at s):
+ * the O_BIGINT that LONG1 gives for it (make_long), for the magic number
+ * torch.save(..., pickle_protocol=1) writes as text (round 28b: such a
+ * checkpoint was "unrecognised content"). At most 64 digits. */
+static na_status_t big_text_long(pk_t *p, const char *s, size_t n)
+{
+    uint8_t b[28] = {0}; /* 64 digits < 2^213: 27 bytes and a sign byte 0 */
+    if (n > 64)
+        return bad(p, "bad or too large integer text");
+    for (size_t j = 0; j < n; j++) { /* b = b * 10 + digit, little-endian */
+        unsigned c = (unsigned)(s[j] - '0');
+        for (size_t k = 0; k < sizeof b; k++) {
+            c += b[k] * 10u;
+            b[k] = (uint8_t)c;
+            c >>= 8;
+        }
+    }
+    obj_t *big = make_long(p, b, sizeof b);
+    return big ? push(p, big) : nomem(p);
+}
+
 static na_status_t text_int(pk_t *p, int is_long)
 {
     const char *s;
@@ -625,10 +646,13 @@ static na_status_t text_int(pk_t *p, int is_long)
     if (i == len)
         return bad(p, "bad integer text");
     uint64_t v = 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX / 2 - 9) / 10)
+    for (size_t j = i; j < len; j++) {
+        if (s[j] < '0' || s[j] > '9')
             return bad(p, "bad or too large integer text");
-        v = v * 10 + (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX / 2 - 9) / 10)
+            return is_long && !neg ? big_text_long(p, s + i, len - i) /* o: unused */
+                                   : bad(p, "bad or too large integer text");
+        v = v * 10 + (uint64_t)(s[j] - '0');
     }
     o->i = neg ? -(int64_t)v : (int64_t)v;
     return push(p, o);

@@ -132,6 +132,12 @@ na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
      * takes it, so the reader says what is wrong). */
     if (n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5 && (n < 3 || head[2] >= 0x28))
         return NA_FILE_PICKLE;
+    /* torch.save(..., pickle_protocol=0 or 1, legacy layout): no PROTO
+     * opcode; its first pickle is the magic number as a text LONG
+     * (torch/serialization.py MAGIC_NUMBER, 0x1950a86a20f9469cfc6c) */
+    static const char magic01[] = "L119547037146038801333356L\n";
+    if (n >= sizeof magic01 - 1 && memcmp(head, magic01, sizeof magic01 - 1) == 0)
+        return NA_FILE_PICKLE;
     if (n >= sizeof lfs_sig - 1 && memcmp(head, lfs_sig, sizeof lfs_sig - 1) == 0)
         return NA_FILE_GIT_LFS;
     if (n >= 4 && memcmp(head, "CDF", 3) == 0 && (head[3] == 1 || head[3] == 2 || head[3] == 5))

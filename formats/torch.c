@@ -288,8 +288,54 @@ static na_status_t add_tensor(torch_input_t *ti, const na_pk_tensor_t *pt, na_er
     return NA_OK;
 }
 
+static int tensor_key_cmp(const void *a, const void *b)
+{
+    const na_pk_tensor_t *x = *(const na_pk_tensor_t *const *)a;
+    const na_pk_tensor_t *y = *(const na_pk_tensor_t *const *)b;
+    int c = strcmp(x->storage_key, y->storage_key);
+    return c ? c : (x < y ? -1 : x > y); /* pickle order within a key */
+}
+
+/* torch.load builds a storage once, with the type of the first tensor
+ * that names its key (torch/serialization.py: loaded_storages[key] in
+ * _load, deserialized_objects in _legacy_load), and every later tensor of
+ * that key gets that type whatever its own persistent id says. Tensors
+ * that name one key under two types (torch.save refuses to write them:
+ * "Cannot save multiple tensors or storages that view the same data as
+ * different types") would be audited as bytes torch does not load (round
+ * 28b: an I32 view of a float storage hid the NaN torch.load gives):
+ * refused. Sorted copy: O(n log n). */
+static na_status_t storage_types_agree(const na_pk_result_t *r, na_err_t *err)
+{
+    if (r->n_tensors < 2)
+        return NA_OK;
+    const na_pk_tensor_t **s = malloc(r->n_tensors * sizeof *s);
+    if (s == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < r->n_tensors; i++)
+        s[i] = &r->tensors[i];
+    qsort(s, r->n_tensors, sizeof *s, tensor_key_cmp);
+    na_status_t st = NA_OK;
+    for (size_t i = 1, g = 0; i < r->n_tensors && st == NA_OK; i++) {
+        if (strcmp(s[g]->storage_key, s[i]->storage_key)) {
+            g = i; /* the first tensor of this key */
+            continue;
+        }
+        if (strcmp(s[g]->dtype_name, s[i]->dtype_name))
+            st = na_err_set(err, NA_E_FORMAT, "tensors '%.120s' and '%.120s' share storage "
+                            "'%.60s' as %s and %s; torch.load reads it as the first's type "
+                            "(torch.save refuses to write this): refused", s[g]->name,
+                            s[i]->name, s[i]->storage_key, s[g]->dtype_name, s[i]->dtype_name);
+    }
+    free(s);
+    return st;
+}
+
 static na_status_t take_result(torch_input_t *ti, na_pk_result_t *r, na_err_t *err)
 {
+    na_status_t tst = storage_types_agree(r, err);
+    if (tst != NA_OK)
+        return tst;
     for (size_t i = 0; i < r->n_tensors; i++) {
         na_status_t st = add_tensor(ti, &r->tensors[i], err);
         if (st != NA_OK)

@@ -180,6 +180,11 @@ typedef struct na_source {
 
 #define NA_MAX_NDIM 64
 
+/* The CF attributes that describe stored values (CF conventions 1.11,
+ * sections 8.1 "Packed Data" and 2.5.1 "Missing data, valid and actual
+ * range of data"): na_tensor_t.packed's bits, in this order. */
+#define NA_PACKING_ATTRS {"scale_factor", "add_offset", "valid_min", "valid_max", "valid_range"}
+
 typedef struct na_tensor {
     const char *name;     /* as stored; may hold any bytes but NUL */
     na_dtype_t dtype;     /* decoded element type (F32 for C64 parts) */
@@ -217,9 +222,10 @@ typedef struct na_tensor {
      * allocated reads as its fill value): the scan reads one element and
      * derives the rest (lib/scan_const.c), whatever the element count. */
     int constant;
-    /* 1: attributes describe the stored values (CF scale_factor,
-     * add_offset, valid_min/max/range on an HDF5 dataset); the HDF5 writer
-     * drops them from a normalized copy and clean warns (formats/hdf5.c). */
+    /* Not 0: attributes describe the stored values (CF scale_factor,
+     * add_offset, valid_min/max/range on an HDF5 dataset), bit i set for
+     * NA_PACKING_ATTRS' name i; the HDF5 writer drops them from a
+     * normalized copy and clean's warning names them (formats/hdf5.c). */
     int packed;
     /* 1: an HDF5 dimension scale (attribute CLASS = "DIMENSION_SCALE":
      * a netCDF-4 coordinate variable such as /time or /lat): coordinates,

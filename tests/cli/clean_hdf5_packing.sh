@@ -25,8 +25,8 @@ PY
 N="$NANAUDIT"
 PACK='("scale_factor", "add_offset", "valid_min", "valid_max", "valid_range")'
 expect_exit 0 "$N" clean p.h5 -o n.h5 --normalize minmax --exclude /u --report n.json
-expect_stdout_contains "scale_factor/add_offset dropped: values are normalized"
-expect_json n.json '[t["name"] for t in j["tensors"] if "scale_factor/add_offset dropped: values are normalized" in t.get("warnings", [])]' '["/t"]'
+expect_stdout_contains "scale_factor, add_offset, valid_min, valid_max, valid_range dropped: values are normalized"
+expect_json n.json '[t["name"] for t in j["tensors"] if "scale_factor, add_offset, valid_min, valid_max, valid_range dropped: values are normalized" in t.get("warnings", [])]' '["/t"]'
 "$NA_PYTHON" - "$PACK" <<'PY' || fail "normalized output"
 import sys, h5py, numpy as np
 pack = eval(sys.argv[1])
@@ -42,12 +42,23 @@ PY
 # warn_packing), the same report entry, and nothing written but the report
 before="$(ls -A)"
 expect_exit 0 "$N" clean p.h5 --dry-run --normalize minmax --exclude /u --report d.json
-expect_stdout_contains "    warning: scale_factor/add_offset dropped: values are normalized"
+expect_stdout_contains "    warning: scale_factor, add_offset, valid_min, valid_max, valid_range dropped: values are normalized"
 expect_stdout_contains "dry run: no output written"
 expect_json d.json '[(t["name"], t["warnings"]) for t in j["tensors"]]' \
-    '[["/plain", []], ["/t", ["scale_factor/add_offset dropped: values are normalized"]], ["/u", []]]'
+    '[["/plain", []], ["/t", ["scale_factor, add_offset, valid_min, valid_max, valid_range dropped: values are normalized"]], ["/u", []]]'
 expect_json d.json '[j["written"], j["dry_run"], j["output"]]' '[false, true, null]'
 assert_eq "$(ls -A | grep -vx d.json)" "$before" "files after --dry-run"
+# the warning names the attributes the dataset has (round 28a: it said
+# scale_factor/add_offset for one with only valid_range and valid_min)
+"$NA_PYTHON" -c "
+import h5py, numpy as np
+with h5py.File('vr.h5', 'w') as f:
+    d = f.create_dataset('v', data=np.arange(60, dtype='f4').reshape(30, 2))
+    d.attrs['valid_range'] = np.array([-5, 5], 'f4'); d.attrs['valid_min'] = np.float32(-5)" ||
+    fail "vr.h5"
+expect_exit 0 "$N" clean vr.h5 -o vr.out.h5 --normalize minmax --report vr.json
+expect_json vr.json 'j["tensors"][0]["warnings"]' '["valid_min, valid_range dropped: values are normalized"]'
+expect_json vr.json 'sorted(__import__("h5py").File("vr.out.h5")["v"].attrs)' '[]'
 # without --normalize: kept
 expect_exit 0 "$N" clean p.h5 -o k.h5 --zscore 3 --report k.json
 expect_stdout_lacks "dropped: values are normalized"

@@ -108,8 +108,21 @@ save({"c": Tensor(Storage(np.zeros(4, np.int8)), 0, (4,), (1,)),
      f"{T}/legacy_qint8.pt", legacy=True)
 make_pt.STORAGE_TYPES["int8"] = "CharStorage"
 
+# one storage under two types (round 28b: audited as I32, the NaN torch.load
+# gives the model was missed, exit 0)
+a16 = np.arange(16, dtype=np.float32); a16[15] = np.nan
+for lg in (False, True):
+    save({"a": Tensor(Storage(a16, key="0"), 0, (15,), (1,)),
+          "b": Tensor(Storage(a16.view(np.int32), key="0"), 0, (16,), (1,))},
+         f"{T}/twotypes{'_legacy' if lg else ''}.pt", legacy=lg)
+
 # for clean
 a = np.arange(12, dtype=np.float32); a[5] = np.nan
+# torch.save(..., pickle_protocol=1, legacy layout): the magic number is a
+# text LONG (round 28b: "unrecognised content ... give --dtype")
+save({"w": Tensor(Storage(a.copy()), 0, (4, 3), (3, 1))}, f"{T}/proto1.pt", legacy=True,
+     protocol=1)
+assert open(f"{T}/proto1.pt", "rb").read(27) == b"L119547037146038801333356L\n"
 save({"w": Tensor(Storage(a), 0, (4, 3), (3, 1))}, f"{T}/nan.pt")
 save({"w": Tensor(Storage(a.copy()), 0, (4, 3), (3, 1))}, f"{T}/nan_big.pt", byteorder="big")
 save({"w": Tensor(Storage(a.copy()), 0, (4, 3), (3, 1))}, f"{T}/nan_biglegacy.pt",
@@ -170,6 +183,9 @@ pt() { # FILE PROBLEM: scan, info and clean refuse it alike; clean writes nothin
     [ ! -e "$T/out-$1" ] || fail "clean wrote out-$1"
 }
 # two DIR/data.pkl: named both (audit 25a: "no DIR/data.pkl", the opposite)
+for f in twotypes.pt twotypes_legacy.pt; do
+    pt $f "tensors 'a' and 'b' share storage '0' as FloatStorage and IntStorage; torch.load reads it as the first's type (torch.save refuses to write this): refused"
+done
 pt twopkl.pt "zip holds two data.pkl members ('archive/data.pkl' and 'other/data.pkl')"
 pt byteorder.pt 'member '\''archive/byteorder'\'' is neither "little" nor "big"'
 pt offovf.pt "tensor 'w': storage offset overflows"
@@ -181,6 +197,9 @@ pt fifth.pt "legacy checkpoint: the fifth pickle is not the list of storage keys
 pt missingkey.pt "tensor 'w': storage '0' is missing from the file"
 pt legacy_qint8.pt "storage '0' has a type whose element size is unknown, so the storages after it cannot be found"
 expect_exit 0 "$NANAUDIT" scan "$T/ok.pt" "$T/legacy.pt"
+expect_exit 1 "$NANAUDIT" scan --format json "$T/proto1.pt"
+expect_json "$T/stdout" '[(t["name"], t["shape"], t["nan"], t["max"]) for t in j["files"][0]["tensors"]]' \
+    '[["w", [4, 3], 1, 11.0]]'
 
 # clean: a shape change (drop) and a big-endian checkpoint cannot be
 # written back into the pickle: exit 3, one line, no output

@@ -109,7 +109,10 @@ with zipfile.ZipFile(os.path.join(T, "ok.pt")) as zi, \
 # _rebuild_tensor_v2, as a hand-made file can hold
 import make_pt
 make_pt.STORAGE_TYPES["int8"] = "QInt8Storage"
-save({"c": Tensor(Storage(np.zeros(4, np.int8)), 0, (4,), (1,)), "w": Tensor(s, 0, (6,), (1,))},
+# (a storage of its own for w: s keeps the key "0" its first save gave it,
+# which c's storage gets too, and one key under two types is refused)
+save({"c": Tensor(Storage(np.zeros(4, np.int8)), 0, (4,), (1,)),
+      "w": Tensor(Storage(np.arange(6, dtype=np.float32)), 0, (6,), (1,))},
      os.path.join(T, "qint8.pt"))
 make_pt.STORAGE_TYPES["int8"] = "CharStorage"
 raw = open(os.path.join(T, "legacy.pt"), "rb").read()

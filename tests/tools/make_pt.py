@@ -170,14 +170,15 @@ def save(obj, path, legacy=False, protocol=2, folder="archive", byteorder="littl
                 z.writestr(f"{folder}/data/{key}", s.data.astype(s.data.dtype.newbyteorder(bo)).tobytes())
             z.writestr(f"{folder}/version", "3\n")
         return
+    hp = min(protocol, 2)  # torch.save(pickle_protocol=1) writes every pickle so
     with open(path, "wb") as f:
-        pickle.dump(0x1950a86a20f9469cfc6c, f, protocol=2)
-        pickle.dump(1001, f, protocol=2)
+        pickle.dump(0x1950a86a20f9469cfc6c, f, protocol=hp)  # protocol 1: a text LONG
+        pickle.dump(1001, f, protocol=hp)
         pickle.dump({"protocol_version": 1001, "little_endian": byteorder == "little",
-                     "type_sizes": {"short": 2, "int": 4, "long": 4}}, f, protocol=2)
+                     "type_sizes": {"short": 2, "int": 4, "long": 4}}, f, protocol=hp)
         f.write(pkl)
         keys = sorted(storages)
-        pickle.dump(keys, f, protocol=2)
+        pickle.dump(keys, f, protocol=hp)
         for key in keys:
             d = storages[key].data
             f.write(np.array([d.size], dtype=bo + "i8").tobytes())

@@ -890,12 +890,13 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
  * bounded by the rows, so it ends. 0 or an exit code (2 for a bad
  * group). */
 #define JOIN_ROUNDS 8
-/* A --together group that cannot be used: its line on stderr, and the
- * same text as the report's "refused:" line, so that the report, printed
- * after the fit, does not end without one (sixteenth fresh-user round).
- * Returns 2. */
-static int refuse_together(crun_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int refuse_together(crun_t *c, const char *fmt, ...)
+/* A run refused after the fit (a --together group that cannot be used,
+ * a drop that would misalign tensors): its line on stderr, and the same
+ * text as the report's "refused:" line, so that the report, printed after
+ * the fit, does not end without one (sixteenth fresh-user round; round
+ * 29b for the misalignment). Returns 2. */
+static int refuse_run(crun_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse_run(crun_t *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -925,7 +926,7 @@ static int join_groups(crun_t *c)
             for (size_t i = 0; i < c->r.n && !hit; i++)
                 hit = cli_name_match(c->in, i, c->r.e[i].name, el);
             if (!hit) {
-                return refuse_together(c, "--together: '%s' matches no tensor%s", el,
+                return refuse_run(c, "--together: '%s' matches no tensor%s", el,
                                        unmatched_hint(c->in, c->r.e, c->r.n, el));
             }
             p += L + (p[L] == ',');
@@ -936,19 +937,19 @@ static int join_groups(crun_t *c)
             if (!together_match(c->in, i, spec, e->name))
                 continue;
             if (c->group[i]) {
-                return refuse_together(c, "--together: '%s' is in two groups ('%s' and '%s')",
+                return refuse_run(c, "--together: '%s' is in two groups ('%s' and '%s')",
                                        e->name, co->together[c->group[i] - 1], spec);
             }
             if (!e->cleaned && !e->rowfollow && e->ndim == 0) {
-                return refuse_together(c, "--together: '%s' is a scalar (%s): it has no "
+                return refuse_run(c, "--together: '%s' is a scalar (%s): it has no "
                                        "sample axis to lose samples from", e->name, e->reason);
             }
             if (!e->cleaned && !e->rowfollow) {
-                return refuse_together(c, "--together: '%s' is not cleaned (%s), so it cannot "
+                return refuse_run(c, "--together: '%s' is not cleaned (%s), so it cannot "
                                        "lose samples with its partners", e->name, e->reason);
             }
             if (first != SIZE_MAX && e->ct.rows != c->r.e[first].ct.rows) {
-                return refuse_together(c, "--together: '%s' has %llu samples and '%s' %llu; "
+                return refuse_run(c, "--together: '%s' has %llu samples and '%s' %llu; "
                                        "grouped tensors must share the sample axis",
                                        c->r.e[first].name,
                                        (unsigned long long)c->r.e[first].ct.rows, e->name,
@@ -960,7 +961,7 @@ static int join_groups(crun_t *c)
             count++;
         }
         if (count < 2) {
-            return refuse_together(c, "--together '%s' names one tensor ('%s'); give the "
+            return refuse_run(c, "--together '%s' names one tensor ('%s'); give the "
                                    "tensors that share its sample axis", spec,
                                    c->r.e[first].name);
         }
@@ -1089,10 +1090,10 @@ static int guard_rails(crun_t *c)
             else
                 snprintf(hint, sizeof hint, "; use --allow-misaligned if they are unrelated, "
                          "--together to drop from both");
-            cli_error(c->r.input, "dropping %llu sample%s from '%s' would misalign it with '%s' "
-                      "(both have %llu rows)%s", (unsigned long long)nd, nd == 1 ? "" : "s",
-                      e->name, o2->name, (unsigned long long)ct->rows, hint);
-            return 2;
+            return refuse_run(c, "dropping %llu sample%s from '%s' would misalign it with '%s' "
+                              "(both have %llu rows)%s", (unsigned long long)nd,
+                              nd == 1 ? "" : "s", e->name, o2->name,
+                              (unsigned long long)ct->rows, hint);
         }
     }
     return 0;
@@ -1115,6 +1116,8 @@ static int check_out_dtype(crun_t *c)
             st = na_clean_check_out(&t, eng_of(c, e), &e->ct, &err);
         if (st != NA_OK) {
             entry_failed(e, err.msg);
+            if (!c->r.refused[0]) /* the report's "refused:" line: the first one */
+                snprintf(c->r.refused, sizeof c->r.refused, "%s", err.msg);
             cli_error(c->r.input, "%s; nothing written", err.msg);
             rc = cli_exit_merge(rc, cli_exit_for_status(st));
         }

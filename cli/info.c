@@ -35,14 +35,6 @@ static char *esc(const char *s)
     return b;
 }
 
-static size_t cols(const char *s)
-{
-    size_t w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 /* The tensor's shape; a variable-length dataset's own (sequences). */
 static void shape_str(char *b, size_t cap, const na_tensor_t *t)
 {
@@ -58,7 +50,7 @@ static void shape_str(char *b, size_t cap, const na_tensor_t *t)
 static void pad(const char *s, size_t w)
 {
     fputs(s, stdout);
-    for (size_t i = cols(s); i < w; i++)
+    for (size_t i = na_text_columns(s); i < w; i++)
         fputc(' ', stdout);
 }
 
@@ -117,7 +109,7 @@ static int print_tensors(na_input_t *in, const char *path)
             const char *dt = dtv == NA_DT_INVALID ? "?" : na_dtype_name(dtv);
             if (!pass) {
                 wd = strlen(dt) > wd ? strlen(dt) : wd;
-                wn = cols(name) > wn ? cols(name) : wn;
+                wn = na_text_columns(name) > wn ? na_text_columns(name) : wn;
                 ws = strlen(shape) > ws ? strlen(shape) : ws;
             } else {
                 fputs("  ", stdout);

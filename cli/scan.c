@@ -12,6 +12,7 @@
 #include "cli.h"
 
 #include <errno.h>    /* errno */
+#include <float.h>    /* DBL_MAX */
 #include <signal.h>   /* signal, SIGXFSZ */
 #include <inttypes.h> /* PRIu64 */
 #include <limits.h>   /* PATH_MAX */
@@ -79,6 +80,27 @@ static na_status_t vlen_note(na_file_report_t *f, const na_tensor_t *t)
     return st;
 }
 
+/* An F80 value beyond the double range is taken as +-DBL_MAX (lib/dtype.c,
+ * decode_f80: a finite class keeps a finite value): min, max, mean and
+ * std are then bounds, which this note, in the text and the JSON "notes",
+ * says (round 29b: [1, 1e400, -1e500, 2] showed min -1.8e308, max 1.8e308,
+ * mean 0.4, with nothing to say why). */
+static na_status_t f80_note(na_file_report_t *f, const na_tensor_t *t, const na_stats_t *s)
+{
+    if (t->dtype != NA_DT_F80 || s->finite == 0 || (s->max < DBL_MAX && s->min > -DBL_MAX))
+        return NA_OK;
+    size_t cap = strlen(t->name) + 200;
+    char *note = malloc(cap);
+    if (!note)
+        return NA_E_NOMEM;
+    snprintf(note, cap, "%s: F80 values at or beyond the double range (|x| >= "
+             "1.7976931348623157e308) are taken as +-1.7976931348623157e308: min, max, mean "
+             "and std are bounds, not stored values", t->name);
+    na_status_t st = na_file_report_add_note(f, note);
+    free(note);
+    return st;
+}
+
 /* Scan entry i of `in` into file slot `slot`. Returns 1 when the file
  * shrank while the entry was read (formats/mapfile.c: a size check or a
  * SIGBUS resumed with zero pages, cli/sigbus.c): the entry is then an
@@ -130,6 +152,8 @@ static int scan_one(scan_run_t *s, na_input_t *in, size_t slot, size_t i)
             st = na_tensor_report_set_result(e, &res, fnd, n);
             if (st == NA_OK && t.vlen)
                 st = vlen_note(f, &t);
+            if (st == NA_OK)
+                st = f80_note(f, &t, &e->res.st);
         }
         na_result_free(&res);
     }
@@ -250,11 +274,28 @@ static void finish_indexes(scan_run_t *s)
 {
     for (size_t i = 0; i < s->walk.n_indexes; i++) {
         na_err_t err = {{0}};
-        if (!s->walk.indexes[i] || s->index_entry[i] == SIZE_MAX ||
-            !s->rep->files[s->index_entry[i]].ok)
+        if (!s->walk.indexes[i] || s->index_entry[i] == SIZE_MAX)
             continue;
+        na_file_report_t *f = &s->rep->files[s->index_entry[i]];
         na_status_t st = na_index_finish(s->walk.indexes[i], &err);
         char note[256];
+        if (!f->ok) {
+            /* a shard's problem is the entry's error already; a missing
+             * shard is still named (round 29b: only the first was said) */
+            if (st != NA_OK && err.msg[0] && f->error && !strstr(f->error, err.msg)) {
+                size_t cap = strlen(f->error) + strlen(err.msg) + 3;
+                char *both = malloc(cap);
+                cli_error(f->path, "%s", err.msg);
+                s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(st));
+                if (both) {
+                    snprintf(both, cap, "%s; %s", f->error, err.msg);
+                    if (na_file_report_set_error(f, both) != NA_OK)
+                        s->exit_code = cli_exit_merge(s->exit_code, 4);
+                }
+                free(both);
+            }
+            continue;
+        }
         if (st != NA_OK)
             file_error(s, s->index_entry[i], st, err.msg[0] ? err.msg : na_status_str(st));
         else if (na_index_total_note(s->walk.indexes[i], note, sizeof note) &&

@@ -25,9 +25,10 @@
  *  - an HF index (*.index.json with "weight_map", detected by content)
  *    becomes an item of its own plus one item per shard (from_index);
  *  - in a Hugging Face hub cache folder (models--org--name/ holds blobs/,
- *    refs/ and snapshots/REV/FILE -> ../../blobs/HASH), blobs/ and refs/
- *    are skipped with a reason: the files are audited through snapshots/,
- *    under the names their indexes use. Walked first (sorted), a blob
+ *    refs/ and snapshots/REV/FILE -> ../../blobs/HASH), refs/ is skipped
+ *    with a reason and blobs/ is walked after snapshots/, for the blobs
+ *    no snapshot reached only (blobs_last): the files are audited through
+ *    snapshots/, under the names their indexes use. Walked first (sorted), a blob
  *    index looked for its shards by file name among the hashes: exit 3
  *    on a valid model, and findings named blobs/HASH (tester round 22b).
  */
@@ -106,6 +107,7 @@ typedef struct walk_ctx {
     na_walk_t *w;
     int raw_mode;
     seen_set_t files, dirs;
+    seen_set_t reached; /* every regular file probed, audited or not (blobs_last) */
     na_err_t *err;
 } walk_ctx_t;
 
@@ -182,7 +184,10 @@ static int content_is_data(na_kind_of_file_t k)
  * that also holds the Trainer's trainer_state.json: the reason to skip
  * one found in a folder, or NULL. Named as an input, or in a folder
  * without trainer_state.json, such a file is read (and refused) as any
- * other. */
+ * other. The name is not enough: the file is opened, and one that the
+ * restricted reader takes (plain tensors: a checkpoint saved under that
+ * name) is audited, so only what it refuses is skipped (round 29a: a
+ * training_args.bin holding a NaN tensor was skipped, exit 0). */
 static const char *trainer_skip(const char *path, na_kind_of_file_t k)
 {
     if (k != NA_FILE_TORCH && k != NA_FILE_PICKLE)
@@ -201,7 +206,13 @@ static const char *trainer_skip(const char *path, na_kind_of_file_t k)
     if (why == NULL || snprintf(st, sizeof st, "%.*strainer_state.json", (int)(b - path), path) >=
                            (int)sizeof st || stat(st, &sb) != 0 || !S_ISREG(sb.st_mode))
         return NULL;
-    return why;
+    na_open_opts_t o;
+    na_open_opts_init(&o);
+    na_input_t *in = NULL;
+    na_err_t e;
+    int tensors = na_input_open(path, &o, &in, &e) == NA_OK; /* nothing is executed */
+    na_input_close(in);
+    return tensors ? NULL : why;
 }
 
 /* ---- files and indexes ------------------------------------------------ */
@@ -224,6 +235,8 @@ static int index_from_dir(const na_walk_t *w, size_t k)
 /* One file (argument or directory entry), already probed. */
 static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p, int from_dir)
 {
+    if (!seen_find(&c->reached, p->dev, p->ino) && !seen_add(&c->reached, p->dev, p->ino))
+        return nomem(c);
     seen_entry_t *s = seen_find(&c->files, p->dev, p->ino);
     if (s != NULL) {
         const na_walk_item_t *first = &c->w->items[s->item];
@@ -379,8 +392,8 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sorted names of the non-hidden entries of dir; NULL with *n = 0 and
- * err filled on failure. */
+/* Sorted names of the entries of dir but "." and ".."; NULL with *n = 0
+ * and err filled on failure. */
 static char **list_dir(const char *dir, size_t *n, na_status_t *st, na_err_t *err)
 {
     *n = 0;
@@ -394,8 +407,8 @@ static char **list_dir(const char *dir, size_t *n, na_status_t *st, na_err_t *er
     size_t cap = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue; /* hidden, and "." / ".." */
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 32;
             char **p = realloc(names, cap * sizeof *p);
@@ -432,10 +445,16 @@ static char *join_path(const char *dir, const char *name)
 static na_status_t walk_path(walk_ctx_t *c, const char *path, int from_dir, int depth);
 
 /* 1 when dir (its sorted entries names[n]) is a Hugging Face hub cache
- * repository folder: directories blobs/ and snapshots/ side by side
- * (huggingface_hub's cache layout, "Understand caching" in its docs). */
+ * repository folder: named models--*, datasets--* or spaces--*, with
+ * directories blobs/ and snapshots/ side by side (huggingface_hub's cache
+ * layout, "Understand caching" in its docs; round 29a: any folder with
+ * the two was taken for one, and its blobs/ went unaudited). */
 static int hf_cache_repo(const char *dir, char *const *names, size_t n)
 {
+    const char *b = strrchr(dir, '/');
+    b = b && b[1] ? b + 1 : dir;
+    if (strncmp(b, "models--", 8) && strncmp(b, "datasets--", 10) && strncmp(b, "spaces--", 8))
+        return 0;
     int blobs = 0, snaps = 0;
     for (size_t i = 0; i < n; i++) {
         blobs |= strcmp(names[i], "blobs") == 0;
@@ -452,6 +471,54 @@ static int hf_cache_repo(const char *dir, char *const *names, size_t n)
         free(p);
     }
     return ok;
+}
+
+/* A hidden entry (name starting with '.': .git, .ipynb_checkpoints, an
+ * editor's .swp) of a walked directory is not walked, and listed as
+ * skipped (round 29a: it vanished from every report, while a file in
+ * .tmp_save/ could hold a NaN). Named as an argument it is audited. */
+static na_status_t add_hidden(walk_ctx_t *c, const char *path)
+{
+    return add_noted(c, path, NA_FILE_UNKNOWN, 1, 0,
+                     "hidden: not walked; give its path to audit it");
+}
+
+/* A hub cache's blobs/, after its snapshots/: a blob that a snapshot's
+ * link reached was audited (or skipped) under its file name and is passed
+ * over (the folder is listed as skipped once, saying so); any other (a
+ * revision whose snapshot folder was pruned, a download in progress) is
+ * walked under its blob name, so that no data in the cache goes
+ * unaudited (round 29a). */
+static na_status_t blobs_last(walk_ctx_t *c, const char *blobs, int depth)
+{
+    na_err_t e;
+    na_status_t st;
+    size_t n;
+    char **names = list_dir(blobs, &n, &st, &e);
+    int said = 0;
+    if (st == NA_OK)
+        for (size_t i = 0; i < n && st == NA_OK; i++) {
+            char *child = join_path(blobs, names[i]);
+            struct stat sb;
+            if (child == NULL)
+                st = nomem(c);
+            else if (names[i][0] == '.')
+                st = add_hidden(c, child);
+            else if (stat(child, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+                     !seen_find(&c->reached, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino))
+                st = walk_path(c, child, 1, depth + 1);
+            else if (!said++)
+                st = add_noted(c, blobs, NA_FILE_UNKNOWN, 1, 0,
+                               "Hugging Face cache blobs: audited through snapshots/, under "
+                               "their file names");
+            free(child);
+        }
+    else if (st != NA_E_NOMEM)
+        st = add_noted(c, blobs, NA_FILE_UNKNOWN, 1, 1, e.msg);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return st == NA_E_NOMEM ? nomem(c) : st;
 }
 
 /* Directories below an argument that are walked: deeper ones are an error
@@ -471,13 +538,15 @@ static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *
     seen_entry_t *s = seen_find(&c->dirs, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
     if (s != NULL) {
         /* On the stack: a link to an ancestor, which would recurse
-         * forever. Elsewhere: a second link to a directory already done. */
+         * forever. Elsewhere: a second link to a directory already done.
+         * Both are walked once and lose nothing: skipped, not errors
+         * (round 29a: a harmless latest -> . failed the gate, exit 3). */
         char msg[NA_ERR_LEN];
         snprintf(msg, sizeof msg, "%s %s",
                  s->on_stack ? "symlink loop: directory already being walked as"
                              : "same directory as",
                  s->path);
-        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, s->on_stack, msg);
+        return add_noted(c, path, NA_FILE_UNKNOWN, from_dir, 0, msg);
     }
     s = seen_add(&c->dirs, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
     if (s == NULL || (s->path = strdup(path)) == NULL)
@@ -502,10 +571,10 @@ static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *
             char *child = join_path(path, names[i]);
             if (child == NULL)
                 st = nomem(c);
+            else if (names[i][0] == '.')
+                st = add_hidden(c, child);
             else if (hf_cache && strcmp(names[i], "blobs") == 0)
-                st = add_noted(c, child, NA_FILE_UNKNOWN, 1, 0,
-                               "Hugging Face cache blobs: audited through snapshots/, under "
-                               "their file names");
+                ; /* after the loop: blobs_last */
             else if (hf_cache && strcmp(names[i], "refs") == 0)
                 st = add_noted(c, child, NA_FILE_UNKNOWN, 1, 0,
                                "Hugging Face cache refs: revision names, not data");
@@ -516,6 +585,11 @@ static na_status_t walk_dir(walk_ctx_t *c, const char *path, const struct stat *
         free(names[i]);
     }
     free(names);
+    if (hf_cache && st == NA_OK) {
+        char *blobs = join_path(path, "blobs");
+        st = blobs ? blobs_last(c, blobs, depth + 1) : nomem(c);
+        free(blobs);
+    }
     s = seen_find(&c->dirs, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
     s->on_stack = 0;
     return st;
@@ -548,12 +622,13 @@ na_status_t na_walk(const char *const *args, size_t nargs, int raw_mode, na_walk
                     na_err_t *err)
 {
     memset(w, 0, sizeof *w);
-    walk_ctx_t c = {w, raw_mode, {0, 0, NULL}, {0, 0, NULL}, err};
+    walk_ctx_t c = {w, raw_mode, {0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}, err};
     na_status_t st = NA_OK;
     for (size_t i = 0; i < nargs && st == NA_OK; i++)
         st = walk_path(&c, args[i], 0, 0);
     seen_free(&c.files);
     seen_free(&c.dirs);
+    seen_free(&c.reached);
     if (st != NA_OK)
         na_walk_free(w);
     return st;

@@ -175,3 +175,33 @@ char *na_escape_text_dup(const char *s)
         na_escape_text(s, buf, need);
     return buf;
 }
+
+/* 1 when code point c is East Asian Wide or Fullwidth (two terminal
+ * columns): the main blocks of Unicode's EastAsianWidth.txt (UAX #11),
+ * Hangul Jamo, CJK and its symbols, Hiragana..Yi, Hangul syllables, CJK
+ * compatibility, fullwidth forms, the supplementary ideographic planes,
+ * and the emoji blocks terminals draw wide. */
+static int wide(unsigned c)
+{
+    return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) ||
+           (c >= 0x3041 && c <= 0x33FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+           (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+           (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+           (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+           (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD);
+}
+
+size_t na_text_columns(const char *s)
+{
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned c = *p++;
+        int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+        c &= more == 3 ? 0x07 : more == 2 ? 0x0F : more == 1 ? 0x1F : 0x7F;
+        for (; more > 0 && (*p & 0xC0) == 0x80; more--)
+            c = (c << 6) | (*p++ & 0x3F);
+        w += 1 + (size_t)wide(c);
+    }
+    return w;
+}

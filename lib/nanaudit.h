@@ -751,6 +751,11 @@ char *na_escape_text_dup(const char *s);
  * cut short by n). ASCII bytes, controls included, give 1. Rules: RFC 3629
  * section 4 / Unicode Table 3-7. */
 size_t na_utf8_seq_len(const void *s, size_t n);
+/* Terminal columns of s, escaped text (ASCII or valid printable UTF-8:
+ * na_escape_text), for aligned tables: one per character, two for an East
+ * Asian Wide or Fullwidth one (UAX #11; round 29b: a CJK tensor name
+ * pushed its row 12 columns to the right). */
+size_t na_text_columns(const char *s);
 
 /* The whole of s as a finite double, decimal syntax only ([+-] digits
  * [. digits] [e [+-] digits]: no hex, no spaces, no inf/nan words),

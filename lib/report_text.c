@@ -32,16 +32,6 @@ static const char *const col_title[NCOL] = {"tensor", "dtype", "shape", "element
 #define C_GRN "\x1b[32m"
 #define C_OFF "\x1b[0m"
 
-/* Columns a string takes: one per UTF-8 lead byte (escaped text is
- * ASCII or valid printable UTF-8). */
-static size_t width(const char *s)
-{
-    size_t w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
 static int put_escaped(FILE *out, const char *s)
 {
     char *e = na_escape_text_dup(s);
@@ -109,7 +99,7 @@ static int hot(const na_tensor_report_t *e, int col)
 /* Pad to w columns; the numeric columns are right-aligned. */
 static void print_cell(FILE *out, const char *s, size_t w, int col, const char *color)
 {
-    size_t sw = width(s);
+    size_t sw = na_text_columns(s);
     int right = col >= 3;
     fputs("  ", out);
     for (size_t i = 0; right && i + sw < w; i++)
@@ -141,11 +131,11 @@ static int print_table(FILE *out, const na_file_report_t *f, int color)
         char *name = na_escape_text_dup(f->tensors[i].name);
         if (!name)
             return -1;
-        w[0] = width(name) > w[0] ? width(name) : w[0];
+        w[0] = na_text_columns(name) > w[0] ? na_text_columns(name) : w[0];
         free(name);
         for (int c = 1; c < NCOL; c++) {
             cell(b, &f->tensors[i], c);
-            w[c] = width(b) > w[c] ? width(b) : w[c];
+            w[c] = na_text_columns(b) > w[c] ? na_text_columns(b) : w[c];
         }
     }
     for (int k = 0; k < ncol; k++)

@@ -39,6 +39,9 @@ for dry in "-o out.npy" "--dry-run"; do
     expect_json r.json 'j["tensors"][0]["status"]' '"error"'
     expect_json r.json 'j["tensors"][0]["overflow"]' '0'
     expect_json r.json 'j["tensors"][0]["reason"].startswith("2 NaN/Inf value(s) would be written as I16")' 'true'
+    # and says why nothing was written (round 29b: refused was null)
+    expect_json r.json 'j["refused"].startswith("data: 2 NaN/Inf value(s) would be written as I16")' 'true'
+    expect_stdout_contains "refused: data: 2 NaN/Inf value(s) would be written as I16"
 done
 
 # an all-NaN tensor passes through every step: it cannot be I8

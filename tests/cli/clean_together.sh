@@ -26,10 +26,14 @@ PY
 N="$NANAUDIT"
 
 # Without --together the drop from x is refused, naming both tensors.
-expect_exit 2 "$N" clean xy.safetensors --samples --zscore 3 -o out.st
+expect_exit 2 "$N" clean xy.safetensors --samples --zscore 3 -o out.st --report mis.json
 expect_stderr_contains "dropping 2 samples from 'x' would misalign it with 'y' (both have 200 rows)"
 expect_stderr_contains "--together to drop from both"
 [ ! -e out.st ] || fail "refused run wrote output"
+# the report ends with the reason, as other refusals' do (round 29b: the
+# JSON said refused null and the text had no closing line)
+expect_stdout_contains "refused: dropping 2 samples from 'x' would misalign it with 'y' (both have 200 rows); use --allow-misaligned if they are unrelated, --together to drop from both; nothing written"
+expect_json mis.json '[j["refused"].startswith("dropping 2 samples from"), "would misalign" in j["refused"], j["written"], j["exit_code"]]' '[true, true, false, 2]'
 
 check_aligned() { # FILE: x and y of FILE against the numpy reference
     "$NA_PYTHON" - "$1" <<'PY' || fail "aligned output $1"

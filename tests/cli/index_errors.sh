@@ -55,4 +55,20 @@ expect_stdout_contains "  note: index metadata.total_size is 285 bytes but the s
 check escape 3 "index: shard path '../ok/$S2' of tensor 'b.weight' escapes the index's directory (absolute or '..'; refused)"
 check bad_shard 3 "$S2: truncated: the tensors need 8 data bytes after the header, file has 4"
 expect_stderr_contains "shard '$S2' is invalid or unreadable, so it was not checked against the index"
+# a shard's own problem and a missing shard: both named (round 29b: the
+# missing shard was not, while the README promises a line naming it)
+mkdir -p "$T/both"
+cp "$S/not_in_index/$S1" "$T/both/"
+"$NA_PYTHON" - "$S/not_in_index/$IX" "$T/both/$IX" <<'PY' || fail "both/$IX"
+import json, sys
+ix = json.load(open(sys.argv[1]))
+ix["weight_map"] = {k: v for k, v in ix["weight_map"].items() if v.endswith("00001-of-00002.safetensors")}
+ix["weight_map"]["gone"] = "model-00002-of-00002.safetensors"
+json.dump(ix, open(sys.argv[2], "w"))
+PY
+expect_exit 3 "$NANAUDIT" scan --format json "$T/both/$IX"
+expect_stderr_contains "nanaudit: $T/both/$IX: tensor 'extra' is in shard '$S1' but not in the index"
+expect_stderr_contains "nanaudit: $T/both/$IX: missing shard file '$S2' (the index puts 1 tensor in it)"
+expect_json "$T/stdout" '[f["error"] for f in j["files"] if f["format"] == "index"]' \
+    '["tensor '"'extra'"' is in shard '"'$S1'"' but not in the index; missing shard file '"'$S2'"' (the index puts 1 tensor in it)"]'
 pass

@@ -34,4 +34,19 @@ expect_exit 3 "$NANAUDIT" scan --dtype F80 short.bin
 expect_stderr_contains "short.bin"
 expect_exit 3 "$NANAUDIT" scan --dtype F80 --endian big ld.bin
 expect_stderr_contains "F80 (the x87 80-bit type) is little-endian only: --endian big does not apply"
+expect_json r.json 'j["files"][0]["notes"]' '[]'
+# values beyond the double range: finite, taken as +-DBL_MAX, and a note
+# says the figures are bounds (round 29b: no word of it)
+"$NA_PYTHON" -c "
+import numpy as np
+np.save('big.npy', np.array([1, np.longdouble(10) ** 400, -np.longdouble(10) ** 500, 2], np.longdouble))" ||
+    fail "big.npy"
+expect_exit 0 "$NANAUDIT" scan --format json big.npy
+cp "$T/stdout" big.json
+expect_json big.json '[(t["finite"], t["pos_inf"], t["neg_inf"], t["min"], t["max"]) for t in j["files"][0]["tensors"]]' \
+    '[[4, 0, 0, -1.7976931348623157e+308, 1.7976931348623157e+308]]'
+expect_json big.json 'j["files"][0]["notes"]' \
+    '["data: F80 values at or beyond the double range (|x| >= 1.7976931348623157e308) are taken as +-1.7976931348623157e308: min, max, mean and std are bounds, not stored values"]'
+expect_exit 0 "$NANAUDIT" scan big.npy
+expect_stdout_contains "  note: data: F80 values at or beyond the double range"
 pass

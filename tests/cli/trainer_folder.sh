@@ -34,4 +34,22 @@ cp "$C/rng_state.pth" "$C/training_args.bin" e/
 expect_exit 3 "$NANAUDIT" scan e
 expect_stderr_contains "e/rng_state.pth: references "
 expect_stderr_contains "e/training_args.bin: references transformers.training_args.TrainingArguments"
+# the content decides, not the name alone: a plain tensor checkpoint saved
+# as training_args.bin or rng_state_0.pth beside trainer_state.json is
+# audited (round 29a: skipped by name, a NaN in it passed with exit 0)
+mkdir f
+cp "$C/trainer_state.json" f/
+cp "$C/pytorch_model.bin" f/rng_state_0.pth
+"$NA_PYTHON" - "$NA_SRC" <<'PY' || fail "f/training_args.bin"
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "tests", "tools"))
+import numpy as np
+from make_pt import Storage, Tensor, save
+save({"w": Tensor(Storage(np.array([1, np.nan], np.float32)), 0, (2,), (1,))}, "f/training_args.bin")
+PY
+expect_exit 1 "$NANAUDIT" scan f
+expect_stdout_contains "f/training_args.bin (pytorch)"
+expect_stdout_contains "FAIL w: 1 NaN value (first at [1])"
+expect_stdout_contains "f/rng_state_0.pth (pytorch)"
+expect_stdout_lacks "skipped: f/rng_state_0.pth"
 pass

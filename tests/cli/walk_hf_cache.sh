@@ -55,6 +55,21 @@ expect_exit 1 "$NANAUDIT" scan --report xb.json x
 mv x/snapshots/$OLD/m.safetensors x/snapshots/$NEW/m.safetensors
 expect_exit 1 "$NANAUDIT" scan --baseline xb.json x
 
+# a blob no snapshot links to (a pruned revision, a download in progress)
+# is audited under its blob name; a folder that is not named as the hub
+# names repositories is walked as any other (round 29a: "lake/" with
+# blobs/ and snapshots/ was taken for a cache and its blobs/ unaudited)
+cp s2.safetensors "$R/blobs/orphan"
+expect_exit 1 "$NANAUDIT" scan --format json "$R"
+expect_json "$T/stdout" '[f["path"].split("models--org--name/")[1] for f in j["files"]]' \
+    '["snapshots/abc123/model-00001-of-00002.safetensors", "snapshots/abc123/model-00002-of-00002.safetensors", "snapshots/abc123/model.safetensors.index.json", "blobs/orphan"]'
+expect_json "$T/stdout" 'j["summary"]["nan"]' '2'
+mkdir -p lake/blobs lake/snapshots/v1
+cp s2.safetensors lake/blobs/data.safetensors
+cp s1.safetensors lake/snapshots/v1/m.safetensors
+expect_exit 1 "$NANAUDIT" scan --format json lake
+expect_json "$T/stdout" '[f["path"] for f in j["files"]]' '["lake/blobs/data.safetensors", "lake/snapshots/v1/m.safetensors"]'
+expect_json "$T/stdout" 'j["skipped"]' '[]'
 # a folder that only has a blobs/ directory is walked as any other
 mkdir -p other/blobs
 cp s2.safetensors other/blobs/x.safetensors

@@ -2,8 +2,8 @@
 # walk_tree.sh - directories (issue 2, section 3): an HF cache snapshot
 # (symlinks into blobs/), a sharded checkpoint with its index, hidden
 # entries, README/config.json skipped and listed, a file reached twice
-# audited once, and the errors: a Git LFS pointer named model.safetensors,
-# a symlink loop, a dangling symlink; a FIFO is skipped (no hang); a
+# audited once, a symlink loop (skipped), and the errors: a Git LFS pointer
+# named model.safetensors, a dangling symlink; a FIFO is skipped (no hang); a
 # directory with nothing to audit is exit 3.
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || fail "cd"
@@ -29,14 +29,15 @@ expect_json snap.json 'j["summary"]["elements"]' '3'
 
 # the whole cache dir: blobs/ is skipped (a folder with blobs/ and
 # snapshots/ is a cache repository: tester round 22b), the files are
-# audited through snapshots/ under their own names; the hidden .no_exist/
-# (holding a NaN) is not walked
+# audited through snapshots/ under their own names (blobs/ is walked last,
+# for blobs no snapshot reached: none here); the hidden .no_exist/
+# (holding a NaN) is not walked, and listed as skipped (round 29a)
 expect_exit 0 "$NANAUDIT" scan --format json hub
 cp "$T/stdout" hub.json
 expect_json hub.json '[f["path"] for f in j["files"]]' "[\"$H/snapshots/abc/model.safetensors\"]"
 expect_json hub.json '[s["path"] for s in j["skipped"]]' \
-    "[\"$H/blobs\", \"$H/refs\", \"$H/snapshots/abc/README.md\", \"$H/snapshots/abc/config.json\"]"
-expect_json hub.json 'j["skipped"][0]["reason"]' "\"Hugging Face cache blobs: audited through snapshots/, under their file names\""
+    "[\"$H/.no_exist\", \"$H/refs\", \"$H/snapshots/abc/README.md\", \"$H/snapshots/abc/config.json\", \"$H/blobs\"]"
+expect_json hub.json '[j["skipped"][0]["reason"], j["skipped"][4]["reason"]]' "[\"hidden: not walked; give its path to audit it\", \"Hugging Face cache blobs: audited through snapshots/, under their file names\"]"
 expect_json hub.json 'j["summary"]["nan"]' '0'
 # the text report lists the skipped files too
 expect_exit 0 "$NANAUDIT" scan hub
@@ -70,8 +71,10 @@ expect_stderr_contains "bad/pytorch_model.bin: zip archive that is neither a PyT
 expect_stderr_lacks "notes.txt"
 mkdir loop && ln -s ../loop loop/back
 make_st loop/ok.safetensors '{"tensors":[{"name":"a","dtype":"F32","shape":[1],"values":[1]}]}'
-expect_exit 3 "$NANAUDIT" scan loop
-expect_stderr_contains "loop/back: symlink loop: directory already being walked as loop"
+# a link to an ancestor is walked once: skipped, not an error (round 29a:
+# a harmless latest -> . was exit 3)
+expect_exit 0 "$NANAUDIT" scan loop
+expect_stdout_contains "skipped: loop/back (symlink loop: directory already being walked as loop)"
 mkdir dang && ln -s nowhere dang/x.safetensors
 expect_exit 3 "$NANAUDIT" scan dang
 expect_stderr_contains "dang/x.safetensors: No such file or directory"
@@ -88,6 +91,9 @@ cp "$T/stdout" raw.json
 expect_json raw.json '[(f["path"], f["format"], f["tensors"][0]["elements"]) for f in j["files"]]' \
     '[["rawdir/a.f32", "raw", 6], ["rawdir/b.f32", "raw", 2]]'
 expect_json raw.json 'j["summary"]["nan"]' '1'
+expect_json raw.json '[(s["path"], s["reason"]) for s in j["skipped"]]' \
+    '[["rawdir/.h.f32", "hidden: not walked; give its path to audit it"]]'
+expect_exit 0 "$NANAUDIT" scan -q --dtype F32 rawdir/.h.f32
 
 # nothing to audit: an empty directory, a directory of README files
 mkdir empty docs && echo hi > docs/README.md

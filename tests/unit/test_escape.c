@@ -129,6 +129,22 @@ static void test_utf8_seq_len(void **state)
     assert_int_equal(na_utf8_seq_len("\xe2\x82\x28", 3), 0);     /* bad 3rd byte */
 }
 
+/* Terminal columns for the text tables (round 29b: CJK names counted as
+ * one column a character misaligned their row). */
+static void test_text_columns(void **state)
+{
+    (void)state;
+    assert_int_equal(na_text_columns(""), 0);
+    assert_int_equal(na_text_columns("layer.0.weight"), 14);
+    assert_int_equal(na_text_columns("\xc3\xa9"), 1);                 /* e acute */
+    assert_int_equal(na_text_columns("\xe6\x97\xa5\xe6\x9c\xac"), 4); /* two CJK ideographs */
+    assert_int_equal(na_text_columns("a\xea\xb0\x80" "b"), 4);          /* Hangul syllable */
+    assert_int_equal(na_text_columns("\xef\xbc\xa1"), 2);            /* fullwidth A */
+    assert_int_equal(na_text_columns("\xf0\x9f\x98\x80"), 2);        /* emoji U+1F600 */
+    assert_int_equal(na_text_columns("\xf0\xa0\x80\x80"), 2);        /* U+20000 */
+    assert_int_equal(na_text_columns("\\xff"), 4);                  /* an escaped byte */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -137,6 +153,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_utf8_seq_len),
+        cmocka_unit_test(test_text_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,14 +147,18 @@ static void walk_tree(void **state)
     na_err_t e;
     assert_int_equal(na_walk(args, 1, 0, &w, &e), NA_OK);
     const want_t want[] = {
+        /* hidden entries: not walked, listed (round 29a) */
+        {".gitattributes", SKIP, NA_FILE_UNKNOWN, "hidden: not walked; give its path to audit it"},
+        {".hidden", SKIP, NA_FILE_UNKNOWN, "hidden: not walked; give its path to audit it"},
         {"README.md", SKIP, NA_FILE_UNKNOWN, UNREC},
         {"a/b/w.safetensors", OK, NA_FILE_SAFETENSORS, NULL},
-        {"a/loop", ERR, NA_FILE_UNKNOWN,
+        /* a link to an ancestor: walked once, skipped (round 29a) */
+        {"a/loop", SKIP, NA_FILE_UNKNOWN,
          "symlink loop: directory already being walked as %s"},
-        /* blobs/ beside snapshots/: a Hugging Face cache, read through
-         * snapshots/ (tester round 22b) */
-        {"blobs", SKIP, NA_FILE_UNKNOWN,
-         "Hugging Face cache blobs: audited through snapshots/, under their file names"},
+        /* blobs/ beside snapshots/ in a folder not named as the hub names
+         * cache repositories (models--*): walked as any other (round 29a;
+         * tests/cli/walk_hf_cache.sh has the cache) */
+        {"blobs/abc123", OK, NA_FILE_SAFETENSORS, NULL},
         {"config.json", SKIP, NA_FILE_JSON,
          "JSON file without a \"weight_map\" (not a sharded-checkpoint index)"},
         {"dangling", ERR, NA_FILE_UNKNOWN, "No such file or directory"},
@@ -168,7 +172,8 @@ static void walk_tree(void **state)
         {"sharded/model-00001-of-00002.safetensors", OK, NA_FILE_SAFETENSORS, NULL},
         {"sharded/model-00002-of-00002.safetensors", OK, NA_FILE_SAFETENSORS, NULL},
         {"sharded/model.safetensors.index.json", OK, NA_FILE_INDEX, NULL},
-        {"snapshots/main/model.safetensors", OK, NA_FILE_SAFETENSORS, NULL},
+        {"snapshots/main/model.safetensors", SKIP, NA_FILE_SAFETENSORS,
+         "same file as %s/blobs/abc123 (audited once)"},
         /* an item to open when this build reads HDF5 (issue 3), else an
          * error: unaudited data never passes silently */
         {"weights.h5", hdf5_built() ? OK : ERR, NA_FILE_HDF5, NULL},
@@ -181,13 +186,13 @@ static void walk_tree(void **state)
     assert_non_null(w.indexes[0]);
     assert_null(w.index_errors[0]);
     assert_string_equal(w.index_paths[0], rp("sharded/model.safetensors.index.json"));
-    assert_int_equal(w.items[13].index_id, 0);
-    assert_false(w.items[13].from_index);
+    assert_int_equal(w.items[15].index_id, 0);
+    assert_false(w.items[15].from_index);
     for (size_t s = 0; s < 2; s++) {
-        assert_true(w.items[11 + s].from_index);
-        assert_int_equal(w.items[11 + s].index_id, 0);
-        assert_int_equal(w.items[11 + s].shard_no, s);
-        assert_string_equal(na_index_shard_path(w.indexes[0], s), w.items[11 + s].path);
+        assert_true(w.items[13 + s].from_index);
+        assert_int_equal(w.items[13 + s].index_id, 0);
+        assert_int_equal(w.items[13 + s].shard_no, s);
+        assert_string_equal(na_index_shard_path(w.indexes[0], s), w.items[13 + s].path);
     }
     na_walk_free(&w);
     na_walk_free(&w); /* freed state is empty: a second free is harmless */
@@ -275,6 +280,8 @@ static void walk_raw_mode(void **state)
     na_err_t e;
     assert_int_equal(na_walk(args, 1, 1, &w, &e), NA_OK);
     const want_t want[] = {
+        {"rawdir/.hidden.bin", SKIP, NA_FILE_UNKNOWN,
+         "hidden: not walked; give its path to audit it"},
         {"rawdir/README.md", OK, NA_FILE_RAW, NULL},
         {"rawdir/p", SKIP, NA_FILE_UNKNOWN, "not a regular file (FIFO)"},
         {"rawdir/x.bin", OK, NA_FILE_RAW, NULL},

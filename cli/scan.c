@@ -319,9 +319,9 @@ static void audit_all(scan_run_t *s)
 {
     for (size_t i = 0; i < s->walk.n; i++) {
         const na_walk_item_t *it = &s->walk.items[i];
-        if (it->kind == NA_FILE_INDEX) {
+        if (it->kind == NA_FILE_INDEX && !it->skip_reason) {
             index_slot(s, it->index_id); /* the index's own entry */
-        } else if (it->skip_reason) {
+        } else if (it->skip_reason) { /* an index too: the same file reached twice (round 29a) */
             if (na_report_add_skipped(s->rep, it->path, it->skip_reason) != NA_OK)
                 s->exit_code = cli_exit_merge(s->exit_code, 4);
         } else if (it->error) {

@@ -55,6 +55,16 @@ expect_exit 1 "$NANAUDIT" scan --report xb.json x
 mv x/snapshots/$OLD/m.safetensors x/snapshots/$NEW/m.safetensors
 expect_exit 1 "$NANAUDIT" scan --baseline xb.json x
 
+# a second revision sharing every blob, the index included: its files are
+# listed as the same files (round 29a: its index was in no list at all)
+mkdir -p "$R/snapshots/def456"
+for f in model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json; do
+    ln -s "$(readlink "$R/snapshots/abc123/$f")" "$R/snapshots/def456/$f"
+done
+expect_exit 1 "$NANAUDIT" scan --format json "$R"
+expect_json "$T/stdout" '[(s["path"].split("models--org--name/")[1], s["reason"].split(" (")[0]) for s in j["skipped"] if "def456" in s["path"]]' \
+    '[["snapshots/def456/model-00001-of-00002.safetensors", "same file as hub/models--org--name/snapshots/abc123/model-00001-of-00002.safetensors"], ["snapshots/def456/model-00002-of-00002.safetensors", "same file as hub/models--org--name/snapshots/abc123/model-00002-of-00002.safetensors"], ["snapshots/def456/model.safetensors.index.json", "same file as hub/models--org--name/snapshots/abc123/model.safetensors.index.json"]]'
+rm -r "$R/snapshots/def456"
 # a blob no snapshot links to (a pruned revision, a download in progress)
 # is audited under its blob name; a folder that is not named as the hub
 # names repositories is walked as any other (round 29a: "lake/" with

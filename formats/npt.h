@@ -172,7 +172,8 @@ typedef enum na_npy_kind {
 
 /* One audited leaf of a (possibly structured) dtype. */
 typedef struct na_npy_field {
-    char *name;          /* "" for a plain array, "x" or "a.b" for fields */
+    char *name;          /* "" for a plain array, ".x" or ".a.b" for fields (a
+                          * field named '' is ".": NAME.) */
     na_npy_kind_t kind;
     char descr[24];      /* the leaf's type string as in the header, "<f4" */
     na_dtype_t dtype;    /* decoded element type (F64 for a c16 part) */

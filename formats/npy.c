@@ -21,7 +21,8 @@
  *  - object arrays ('|O') are a pickle: never read; status error, exit 3;
  *  - strings, bytes, void and datetimes are not numeric data: skipped;
  *  - structured fields are audited as NAME.field (nested: NAME.a.b),
- *    unnamed padding fields ('') are ignored;
+ *    unnamed padding fields ('' of a void type or a subarray, as numpy's
+ *    descr_to_dtype decides) are ignored, another field named '' is NAME.;
  *  - complex c8 / c16 / c32 are NAME.real and NAME.imag (F32, F64, F80);
  *  - long double 'f16' / 'f12' is the x87 80-bit format (F80) in 16 or 12
  *    bytes, as numpy stores it on x86; '=' (native) is taken as little;
@@ -362,7 +363,8 @@ static na_status_t parse_member(fb_t *b, const lit_t *m, const char *prefix, uin
         return na_err_set(b->err, NA_E_FORMAT, "structured descr item is not (name, type[, "
                           "shape])");
     const lit_t *nm = m->kids[0];
-    if (nm->type == L_TUPLE && nm->n == 2) /* (title, name) */
+    int titled = nm->type == L_TUPLE && nm->n == 2;
+    if (titled) /* (title, name) */
         nm = nm->kids[1];
     if (nm->type != L_STR)
         return na_err_set(b->err, NA_E_FORMAT, "structured descr field name is not a string");
@@ -386,9 +388,17 @@ static na_status_t parse_member(fb_t *b, const lit_t *m, const char *prefix, uin
             return na_err_set(b->err, NA_E_FORMAT, "field '%.100s': bad subarray shape", nm->s);
         }
     }
-    char name[512];
-    snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", nm->s);
-    if (nm->slen == 0)
+    char name[512]; /* ".x", ".a.b": the field's path, joined to the array's name */
+    snprintf(name, sizeof name, "%s.%s", prefix, nm->s);
+    /* Padding, as numpy's descr_to_dtype decides it: a name '' (not a
+     * title's) whose type is void without fields ('|V4') or a subarray.
+     * Any other field named '' is data np.load returns as a[''] (round
+     * 30a: ('', '<f4') was taken for padding and its NaN never audited):
+     * audited as NAME. (its path "."). */
+    const lit_t *ty = m->kids[1];
+    const char *ts = ty->type == L_STR ? ty->s : "";
+    ts += *ts == '<' || *ts == '>' || *ts == '|' || *ts == '=';
+    if (nm->slen == 0 && !titled && (*ts == 'V' || m->n == 3))
         name[0] = '\0'; /* padding: measured, not audited */
     return parse_descr(b, m->kids[1], name, base, sub, sub_ndim, size, depth + 1);
 }
@@ -429,7 +439,7 @@ static na_status_t parse_descr(fb_t *b, const lit_t *d, const char *prefix, uint
                           "fields");
     if (sub_ndim > 0)
         return na_err_set(b->err, NA_E_UNSUPPORTED, "'%.100s': subarrays of structured types "
-                          "are not supported", prefix);
+                          "are not supported", prefix + (*prefix == '.'));
     uint64_t off = 0;
     for (size_t i = 0; i < d->n; i++) {
         uint64_t fs = 0;
@@ -693,7 +703,8 @@ static na_status_t add_field_entries(na_npy_list_t *l, const na_npy_header_t *h,
                                      na_err_t *err)
 {
     char name[1024];
-    snprintf(name, sizeof name, "%s%s%s", prefix, *f->name && *prefix ? "." : "", f->name);
+    /* a field's path starts with its dot (parse_member): NAME.x */
+    snprintf(name, sizeof name, "%s%s", prefix, f->name);
     if (h->ndim + f->sub_ndim > NA_MAX_NDIM)
         return na_err_set(err, NA_E_UNSUPPORTED, "'%s' has more than %d dimensions", name,
                           NA_MAX_NDIM);

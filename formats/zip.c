@@ -561,17 +561,26 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     int r = unzGetGlobalInfo64(z->uf, &gi);
     if (r != UNZ_OK)
         return zfail("central directory", r, err);
-    if (gi.number_entry == 0xFFFF) {
-        /* minizip's unzGoToNextFile goes on past 0xFFFF entries (its
-         * "2^16 files overflow hack") */
-        uint64_t m = cd_count(&z->io, eocd);
-        if (m > 0)
-            gi.number_entry = m;
-    }
+    /* the central headers counted by the directory's size (0: unknown) */
+    uint64_t m = cd_count(&z->io, eocd);
+    if (gi.number_entry == 0xFFFF && m > 0)
+        gi.number_entry = m; /* minizip's unzGoToNextFile goes on past 0xFFFF
+                              * entries (its "2^16 files overflow hack") */
     if (gi.number_entry > ZIP_MAX_MEMBERS || gi.number_entry > size / 22)
         return na_err_set(err, NA_E_FORMAT, "zip: %llu members cannot fit in a file of %llu "
                           "bytes", (unsigned long long)gi.number_entry,
                           (unsigned long long)size);
+    /* np.load (Python's zipfile) reads the central directory by its size
+     * and ignores the record's count; minizip, and torch's miniz, stop at
+     * the count. Where they differ the archive is read two ways (round
+     * 30a: a count of 1 over 2 members, and np.load returned the NaN
+     * member nanaudit never listed): refused. */
+    if (m > 0 && m != gi.number_entry)
+        return na_err_set(err, NA_E_FORMAT, "zip: the end of central directory record counts "
+                          "%llu member%s but the central directory holds %llu (refused: "
+                          "readers disagree, np.load reads all %llu)",
+                          (unsigned long long)gi.number_entry, gi.number_entry == 1 ? "" : "s",
+                          (unsigned long long)m, (unsigned long long)m);
     size_t n = (size_t)gi.number_entry;
     z->e = calloc(n ? n : 1, sizeof *z->e);
     z->pos = calloc(n ? n : 1, sizeof *z->pos);

@@ -71,21 +71,26 @@ static void structured_headers(void **state)
     na_npy_header_t h;
     na_err_t e;
     size_t n = make(b, "{'descr': [('x', '<f8'), ('', '|V4'), ('v', '<f4', (3,)), "
-                       "(('title', 'p'), [('a', '<i2'), ('b', '|S3')])], "
-                       "'fortran_order': False, 'shape': (7,)}");
+                       "(('title', 'p'), [('a', '<i2'), ('b', '|S3')]), ('', '<f2'), "
+                       "('', '<f4', (2,))], 'fortran_order': False, 'shape': (7,)}");
     assert_int_equal(na_npy_parse_header(b, n, &h, &e), NA_OK);
-    assert_int_equal(h.itemsize, 8 + 4 + 12 + 2 + 3);
-    assert_int_equal(h.n_fields, 4); /* x, v, p.a, p.b (the padding is not a field) */
-    assert_string_equal(h.fields[0].name, "x");
-    assert_string_equal(h.fields[1].name, "v");
+    assert_int_equal(h.itemsize, 8 + 4 + 12 + 2 + 3 + 2 + 8);
+    /* x, v, p.a, p.b and the F16 named '' (numpy's a['']); the void and
+     * the subarray named '' are padding (numpy's descr_to_dtype; round 30a) */
+    assert_int_equal(h.n_fields, 5);
+    assert_string_equal(h.fields[0].name, ".x"); /* paths: NAME.x */
+    assert_string_equal(h.fields[1].name, ".v");
     assert_int_equal(h.fields[1].offset, 12);
     assert_int_equal(h.fields[1].sub_ndim, 1);
     assert_int_equal(h.fields[1].sub_shape[0], 3);
-    assert_string_equal(h.fields[2].name, "p.a");
+    assert_string_equal(h.fields[2].name, ".p.a");
     assert_int_equal(h.fields[2].offset, 24);
     assert_int_equal(h.fields[2].dtype, NA_DT_I16);
-    assert_string_equal(h.fields[3].name, "p.b");
+    assert_string_equal(h.fields[3].name, ".p.b");
     assert_int_equal(h.fields[3].kind, NA_NPY_SKIP);
+    assert_string_equal(h.fields[4].name, ".");
+    assert_int_equal(h.fields[4].offset, 29);
+    assert_int_equal(h.fields[4].dtype, NA_DT_F16);
     na_npy_header_free(&h);
 }
 

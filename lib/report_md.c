@@ -161,5 +161,11 @@ na_status_t na_report_write_markdown(const na_report_t *r, FILE *out)
                 "under 1 MiB (failing rows first); the JSON report (--report FILE.json) lists "
                 "everything.\n",
                 more, more == 1 ? "" : "s", more_fail);
+    /* what a walk passed over (round 29a: the summary a reviewer reads did
+     * not say; the text and JSON reports list each) */
+    if (r->n_skipped)
+        fprintf(out, "\n%zu path%s skipped as not data, hidden or audited under another name "
+                "(the text and JSON reports list %s).\n", r->n_skipped,
+                r->n_skipped == 1 ? "" : "s", r->n_skipped == 1 ? "it" : "each");
     return ferror(out) ? NA_E_WRITE : NA_OK;
 }

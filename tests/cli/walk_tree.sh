@@ -39,9 +39,12 @@ expect_json hub.json '[s["path"] for s in j["skipped"]]' \
     "[\"$H/.no_exist\", \"$H/refs\", \"$H/snapshots/abc/README.md\", \"$H/snapshots/abc/config.json\", \"$H/blobs\"]"
 expect_json hub.json '[j["skipped"][0]["reason"], j["skipped"][4]["reason"]]' "[\"hidden: not walked; give its path to audit it\", \"Hugging Face cache blobs: audited through snapshots/, under their file names\"]"
 expect_json hub.json 'j["summary"]["nan"]' '0'
-# the text report lists the skipped files too
-expect_exit 0 "$NANAUDIT" scan hub
+# the text report lists the skipped files too, the Markdown summary counts
+# them (round 29a: it did not say)
+expect_exit 0 "$NANAUDIT" scan hub --report hub.md
 expect_stdout_contains "$H/refs"
+grep -qx "5 paths skipped as not data, hidden or audited under another name (the text and JSON reports list each)." hub.md ||
+    fail "hub.md: $(cat hub.md)"
 
 # a sharded checkpoint: shards (found before the index) and the index
 mkdir sh

@@ -184,16 +184,27 @@ static void entry_failed(cli_clean_entry_t *e, const char *msg)
 }
 
 /* The warnings the emit pass decides (na_clean_emit counts them), for a
- * real run and --dry-run alike: the same report either way. */
-static void warn_emitted(cli_clean_entry_t *e)
+ * real run and --dry-run alike: the same report either way. eng: entry
+ * e's engine options (eng_of). */
+static void warn_emitted(cli_clean_entry_t *e, const na_clean_opts_t *eng)
 {
     /* a follower (--together) keeps its NaN/Inf: exit 1 says so, and so
      * does its entry (-q lists it) */
     const na_stats_t *a = &e->ct.after;
-    if (e->follower && a->nan + a->pos_inf + a->neg_inf)
-        warn(e, (unsigned long long)(a->nan + a->pos_inf + a->neg_inf),
+    uint64_t left = a->nan + a->pos_inf + a->neg_inf;
+    if (e->follower && left)
+        warn(e, (unsigned long long)left,
              "NaN/Inf value(s) left as they are (it follows its --together partners; no step "
              "runs on it)");
+    /* --nonfinite keep (the default for weights) writes them back: exit
+     * 1, which a plain `clean model.safetensors -o out` gave with no word
+     * of why (round 31b). Outliers set NaN and features without a finite
+     * value have warnings of their own. */
+    left = left > e->ct.nanned ? left - e->ct.nanned : 0;
+    if (!e->follower && eng->nonfinite == NA_NF_KEEP && left && !e->ct.passthrough)
+        warn(e, (unsigned long long)left,
+             "NaN/Inf value(s) kept (--nonfinite keep, the default for weights; --nonfinite "
+             "zero, mean or value=X replaces them)");
     if (e->ct.overflow)
         warn(e, (unsigned long long)e->ct.overflow, "value(s) overflowed the output dtype");
     if (e->ct.collisions)
@@ -1076,23 +1087,46 @@ static int guard_rails(crun_t *c)
         if (ct->dropped_nf + ct->dropped_out + ct->dropped_joint == 0 ||
             c->o->clean.allow_misaligned)
             continue;
+        /* every tensor it would misalign, in one line (round 31b: one
+         * per run took four runs to get --together right) */
+        const cli_clean_entry_t *p[3] = {NULL, NULL, NULL}, *first = NULL;
+        size_t np = 0;
         for (size_t j = 0; j < c->r.n; j++) {
             const cli_clean_entry_t *o2 = &c->r.e[j];
             if (j == i || o2->ndim < 1 || o2->shape[0] != ct->rows || e->ndim < 1)
                 continue;
             if (c->group && c->group[i] && c->group[i] == c->group[j])
                 continue; /* dropped jointly by join_groups */
+            if (np < 3)
+                p[np] = o2;
+            np++;
+        }
+        first = p[0];
+        for (size_t k = 0; k < 3 && k < np; k++) /* one clean copies unchanged: named */
+            if (p[k]->fixed && !p[k]->rowcopy) {
+                first = p[k];
+                break;
+            }
+        if (first) {
             uint64_t nd = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
-            char hint[NA_ERR_LEN + 96];
-            if (o2->fixed && !o2->rowcopy) /* --together would be refused for it */
-                snprintf(hint, sizeof hint, ", which clean copies unchanged (%s); use "
-                         "--allow-misaligned if they are unrelated", o2->reason);
+            char hint[NA_ERR_LEN + 400], names[600], more[48] = "";
+            if (np > 3) /* 'a', 'b', 'c' and 2 more */
+                snprintf(more, sizeof more, " and %zu more", np - 3);
+            snprintf(names, sizeof names, "'%.150s'%s%.1s%.150s%s%s%.1s%.150s%s", p[0]->name,
+                     np == 2 ? " and " : np > 2 ? ", " : "", np > 1 ? "'" : "",
+                     np > 1 ? p[1]->name : "", np > 1 ? "'" : "",
+                     np == 3 ? " and " : np > 3 ? ", " : "", np > 2 ? "'" : "",
+                     np > 2 ? p[2]->name : "", np > 2 ? "'" : "");
+            if (first->fixed && !first->rowcopy) /* --together would refuse it */
+                snprintf(hint, sizeof hint, ", %s%.150s%s clean copies unchanged (%.300s); use "
+                         "--allow-misaligned if they are unrelated", np == 1 ? "which" : "'",
+                         np == 1 ? "" : first->name, np == 1 ? "" : "'", first->reason);
             else
                 snprintf(hint, sizeof hint, "; use --allow-misaligned if they are unrelated, "
-                         "--together to drop from both");
-            return refuse_run(c, "dropping %llu sample%s from '%s' would misalign it with '%s' "
-                              "(both have %llu rows)%s", (unsigned long long)nd,
-                              nd == 1 ? "" : "s", e->name, o2->name,
+                         "--together to drop from %s", np == 1 ? "both" : "all");
+            return refuse_run(c, "dropping %llu sample%s from '%s' would misalign it with %s%s "
+                              "(%s %llu rows)%s", (unsigned long long)nd, nd == 1 ? "" : "s",
+                              e->name, names, more, np == 1 ? "both have" : "all have",
                               (unsigned long long)ct->rows, hint);
         }
     }
@@ -1543,7 +1577,7 @@ static int write_output(crun_t *c)
                 st = na_err_set(&err, NA_E_IO, "%s", NA_MAP_SHRANK_MSG);
             e->emitted = st == NA_OK;
             if (e->emitted)
-                warn_emitted(e);
+                warn_emitted(e, eng_of(c, e));
             else
                 entry_failed(e, err.msg);
         } else {
@@ -1679,7 +1713,7 @@ static int dry_emit(crun_t *c)
             return cli_exit_for_status(st);
         }
         e->emitted = 1;
-        warn_emitted(e);
+        warn_emitted(e, eng_of(c, e));
     }
     return 0;
 }

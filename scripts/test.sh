@@ -5,7 +5,8 @@
 #     missing).
 #  2. A Python virtual environment at $NA_VENV (default .venv) with the
 #     reference packages of tests/conformance/requirements.txt from PyPI
-#     (numpy, scipy, safetensors, ml_dtypes, h5py); reused when it already
+#     (numpy, scipy, safetensors, ml_dtypes, h5py, jsonschema, PyYAML, xmlschema,
+#     markdown-it-py); reused when it already
 #     has them.
 #  3. Release build in build/ ($NA_BUILD) with -DNA_PYTHON=<venv python>; ctest, all
 #     labels (unit, cli, conformance, ...).

@@ -91,5 +91,5 @@ with h5py.File('o.h5') as f:
     assert f['ec'].chunks == (2, 1) and f['ec'].maxshape == (None, None)
 " || fail "HDF5 output against h5py"
 expect_exit 2 "$N" clean a.h5 -o o2.h5 --together '/x,/y' --max-drop-fraction 0.5
-expect_stderr_contains "dropping 1 sample from '/x' would misalign it with '/e' (both have 5 rows)"
+expect_stderr_contains "dropping 1 sample from '/x' would misalign it with '/e' and '/ec' (all have 5 rows); use --allow-misaligned if they are unrelated, --together to drop from all"
 pass

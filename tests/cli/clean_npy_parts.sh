@@ -112,7 +112,7 @@ PY
 import numpy as np
 np.savez('al.npz', x=np.array([1.0, np.nan, 3, 4]), c=np.arange(4) + 1j)" || fail "al.npz"
 expect_exit 2 "$N" clean al.npz -o oal.npz --max-drop-fraction 0.5
-assert_eq "$(cat stderr)" "nanaudit: al.npz: dropping 1 sample from 'x' would misalign it with 'c.real' (both have 4 rows), which clean copies unchanged ($CPLX); use --allow-misaligned if they are unrelated"
+assert_eq "$(cat stderr)" "nanaudit: al.npz: dropping 1 sample from 'x' would misalign it with 'c.real' and 'c.imag' (all have 4 rows), 'c.real' clean copies unchanged ($CPLX); use --allow-misaligned if they are unrelated"
 expect_exit 0 "$N" clean al.npz -o oal.npz --max-drop-fraction 0.5 --allow-misaligned
 ls -a | grep -q nanaudit-tmp && fail "temporary file left"
 pass

@@ -40,13 +40,19 @@ dry run: no output written" "clean -q --dry-run"
 expect_exit 0 "$N" clean -q q.safetensors --exclude a --normalize minmax -o b.safetensors
 assert_eq "$(cat stdout)" "written: b.safetensors (verified)" "clean -q, nothing changed"
 # NaN left (--nonfinite keep, the default for weights): exit 1, and the
-# "after" line says why
-expect_exit 1 "$N" clean -q q.safetensors -o keep.safetensors
+# "after" line and a warning say why (round 31b: no word of it before)
+expect_exit 1 "$N" clean -q q.safetensors -o keep.safetensors --report keep.json
 assert_eq "$(cat stdout)" "clean q.safetensors (safetensors)
   a: F32 -> F32, 4 elements (weights: one statistic), 2 passes
     replaced 0 non-finite, 0 outliers; clipped 0; set NaN 0; overflow 0
     after  finite 3  nan 1  inf 0  min 1  max 4  mean 2.66667  std 1.24722
+    warning: 1 NaN/Inf value(s) kept (--nonfinite keep, the default for weights; --nonfinite zero, mean or value=X replaces them)
 written: keep.safetensors (verified)" "clean -q, NaN kept"
+expect_json keep.json '[t["warnings"] for t in j["tensors"]]' \
+    '[["1 NaN/Inf value(s) kept (--nonfinite keep, the default for weights; --nonfinite zero, mean or value=X replaces them)"], []]'
+# replaced: no such warning
+expect_exit 0 "$N" clean -q q.safetensors -o zero.safetensors --nonfinite zero
+expect_stdout_lacks "kept (--nonfinite keep"
 # samples dropped, and a refusal: the dropping tensor and the refused line
 "$NA_PYTHON" -c '
 import numpy as np

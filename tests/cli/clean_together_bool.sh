@@ -32,7 +32,7 @@ N="$NANAUDIT"
 # Not named by --together: the drop from /x would misalign the mask, and
 # --together is the fix the hint gives.
 expect_exit 2 "$N" clean m.h5 -o out.h5
-expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/mask' (both have 60 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
+expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/mask' and '/y' (all have 60 rows); use --allow-misaligned if they are unrelated, --together to drop from all"
 [ ! -e out.h5 ] || fail "refused run wrote output"
 
 check() { # FORMAT OUT: x, mask, y of OUT against the numpy reference

@@ -55,9 +55,9 @@ N="$NANAUDIT"
 
 # Not named: the drop would misalign them, and --together is the hint.
 expect_exit 2 "$N" clean lab.h5 -o out.h5 --include /x
-expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/fixed' (both have 100 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
+expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/fixed', '/ids', '/pairs' and 3 more (all have 100 rows); use --allow-misaligned if they are unrelated, --together to drop from all"
 expect_exit 2 "$N" clean lab.h5 -o out.h5 --together /x,/y,/fixed,/ids
-expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/pairs' (both have 100 rows); use --allow-misaligned if they are unrelated, --together to drop from both"
+expect_stderr_contains "dropping 3 samples from '/x' would misalign it with '/pairs', '/seq' and '/utf8' (all have 100 rows); use --allow-misaligned if they are unrelated, --together to drop from all"
 [ ! -e out.h5 ] || fail "refused run wrote output"
 
 ALL=/x,/y,/ids,/fixed,/utf8,/pairs,/seq

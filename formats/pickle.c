@@ -35,7 +35,8 @@
 
 #include <inttypes.h> /* PRId64 */
 #include <stdio.h>    /* snprintf */
-#include <stdlib.h>   /* calloc, realloc, free, strtod */
+#include <errno.h>    /* errno */
+#include <stdlib.h>   /* calloc, realloc, free, strtod, strtoll */
 #include <string.h>   /* memcpy, memcmp, strcmp, strlen */
 
 #define PK_MAX_DEPTH 200
@@ -405,6 +406,35 @@ static na_status_t rebuild_tensor(pk_t *p, obj_t *args, int v3, obj_t **out)
     return NA_OK;
 }
 
+/* 1 when o holds a tensor or a storage (itself, or in its items, to a
+ * depth of 32: the memo can make cycles). */
+static int holds_tensor(const obj_t *o, int depth)
+{
+    if (o == NULL || depth > 32)
+        return 0;
+    if (o->t == O_TENSOR || o->t == O_STORAGE)
+        return 1;
+    if (o->t == O_TUPLE || o->t == O_LIST || o->t == O_DICT)
+        for (size_t i = 0; i < o->n; i++)
+            if (holds_tensor(o->it[i], depth + 1))
+                return 1;
+    return 0;
+}
+
+/* The state a tensor rebuild applies after building it
+ * (_rebuild_from_type_v2's args[3], _rebuild_parameter_with_state's): torch
+ * sets each key as an attribute, and 'data' replaces the tensor's values
+ * (round 31a: a NaN tensor there was what torch.load returned). One that
+ * holds a tensor or storage is refused; other attributes change no value. */
+static na_status_t state_ok(pk_t *p, const obj_t *state, const char *what)
+{
+    if (holds_tensor(state, 0))
+        return na_err_set(p->err, NA_E_FORMAT, "pickle: %s with a state holding a tensor, "
+                          "which torch.load would put in place of its data: not audited, "
+                          "refused (opcode at byte %zu)", what, p->op_at);
+    return NA_OK;
+}
+
 static na_status_t call(pk_t *p, obj_t *f, obj_t *args, obj_t **out)
 {
     if (f->t != O_GLOBAL || args->t != O_TUPLE)
@@ -423,12 +453,17 @@ static na_status_t call(pk_t *p, obj_t *f, obj_t *args, obj_t **out)
     case G_PARAM_STATE:
         if (args->n < 1 || args->it[0]->t != O_TENSOR)
             return bad(p, "_rebuild_parameter without a tensor");
+        for (size_t k = 1; k < args->n; k++) /* (data, requires_grad, hooks[, state]) */
+            if (state_ok(p, args->it[k], "_rebuild_parameter") != NA_OK)
+                return NA_E_FORMAT;
         *out = args->it[0];
         return NA_OK;
     case G_FROM_TYPE: /* (func, type, args, state) */
         if (args->n < 3 || args->it[1]->t != O_GLOBAL || args->it[1]->g != G_TYPE ||
             args->it[2]->t != O_TUPLE)
             return bad(p, "_rebuild_from_type_v2 with bad arguments");
+        if (args->n > 3 && state_ok(p, args->it[3], "_rebuild_from_type_v2") != NA_OK)
+            return NA_E_FORMAT;
         return call(p, args->it[0], args->it[2], out);
     case G_SIZE:
         if (args->n != 1 || (args->it[0]->t != O_TUPLE && args->it[0]->t != O_LIST))
@@ -638,7 +673,26 @@ static na_status_t text_int(pk_t *p, int is_long)
         o->i = s[1] == '1';
         return push(p, o);
     }
-    if (is_long && len > 0 && s[len - 1] == 'L')
+    if (!is_long) {
+        /* INT is read as CPython's C unpickler reads it (torch.load uses
+         * it): strtol base 0, so I010 is 8 (octal) and I0x8 is 8 (round
+         * 31a: read as decimal 10, a storage offset pointed elsewhere).
+         * The whole line must be the number (leading blanks and a sign as
+         * strtol takes them); past a long it is refused. */
+        char b[64];
+        if (len >= sizeof b)
+            return bad(p, "bad or too large integer text");
+        memcpy(b, s, len);
+        b[len] = '\0';
+        char *end;
+        errno = 0;
+        long long v = strtoll(b, &end, 0);
+        if (end == b || *end != '\0' || errno)
+            return bad(p, "bad or too large integer text");
+        o->i = (int64_t)v;
+        return push(p, o);
+    }
+    if (len > 0 && s[len - 1] == 'L')
         len--;
     size_t i = 0;
     int neg = len > 0 && s[0] == '-';
@@ -828,10 +882,21 @@ static na_status_t step(pk_t *p, int *stop)
     case 0x93: return op_stack_global(p);
     case 'R': return op_reduce(p, 0);
     case 0x81: return op_reduce(p, 1); /* NEWOBJ cls(*args): same table */
-    case 'b': /* BUILD: state is attributes (OrderedDict._metadata, ...) */
-        if (pop(p) == NULL || top(p) == NULL)
+    case 'b': { /* BUILD: state is attributes (OrderedDict._metadata, ...) */
+        obj_t *state = pop(p), *o = top(p);
+        if (state == NULL || o == NULL)
             return bad(p, "BUILD with a short stack");
+        /* On a tensor, torch's __setstate__ replaces its data or storage;
+         * a tensor in an object's attributes is reached by no name (round
+         * 31a): torch.save writes neither */
+        if (o->t == O_TENSOR)
+            return bad(p, "BUILD on a tensor (torch.load would replace its data with the "
+                       "state; torch.save does not write it)");
+        if (holds_tensor(state, 0))
+            return bad(p, "BUILD state holds a tensor (an object's attribute, which no name "
+                       "reaches; torch.save does not write it)");
         return NA_OK;
+    }
     case 'Q': return persid(p, pop(p));
     case 'q': case 'r': {
         int k = op == 'q' ? 1 : 4;

@@ -35,6 +35,7 @@
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free, malloc, qsort */
 #include <string.h>   /* strcmp, strlen, strrchr, strerror */
+#include <strings.h>  /* strcasecmp */
 #include <sys/stat.h> /* fstat */
 #include <unistd.h>   /* close */
 
@@ -399,6 +400,44 @@ na_status_t na_torch_pread(const na_input_t *in, uint64_t off, size_t len, void 
 
 /* ---- zip format ------------------------------------------------------------ */
 
+/* torch.load finds members with miniz's mz_zip_reader_locate_file
+ * without MZ_ZIP_FLAG_CASE_SENSITIVE: names compare ASCII
+ * case-insensitively (archive/DATA/0 is data/0's member). So does this,
+ * and two members whose names differ only in case are refused
+ * (zip_case_unique): which one miniz finds depends on their order (round
+ * 31a: a clean data/0 for nanaudit, a NaN DATA/0 for torch). */
+static size_t find_nocase(const na_zip_t *z, const char *name)
+{
+    for (size_t i = 0; i < na_zip_count(z); i++)
+        if (strcasecmp(na_zip_entry(z, i)->name, name) == 0)
+            return i;
+    return SIZE_MAX;
+}
+
+static int casecmp_names(const void *a, const void *b)
+{
+    return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static na_status_t zip_case_unique(const na_zip_t *z, na_err_t *err)
+{
+    size_t n = na_zip_count(z);
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        v[i] = na_zip_entry(z, i)->name;
+    qsort(v, n, sizeof *v, casecmp_names);
+    na_status_t st = NA_OK;
+    for (size_t i = 1; i < n && st == NA_OK; i++)
+        if (strcasecmp(v[i - 1], v[i]) == 0)
+            st = na_err_set(err, NA_E_FORMAT, "zip members '%.200s' and '%.200s' differ only in "
+                            "case, which torch.load does not tell apart (refused)", v[i - 1],
+                            v[i]);
+    free(v);
+    return st;
+}
+
 static na_status_t zip_stores(torch_input_t *ti, const char *dir, const na_pk_result_t *r,
                               na_err_t *err)
 {
@@ -411,7 +450,7 @@ static na_status_t zip_stores(torch_input_t *ti, const char *dir, const na_pk_re
             continue;
         char mem[1200];
         snprintf(mem, sizeof mem, "%s%sdata/%s", dir, *dir ? "/" : "", key);
-        size_t k = na_zip_find(ti->zip, mem);
+        size_t k = find_nocase(ti->zip, mem);
         if (k == SIZE_MAX)
             return na_err_set(err, NA_E_FORMAT, "tensor '%.200s': storage member '%.300s' is "
                               "missing", r->tensors[i].name, mem);
@@ -432,7 +471,7 @@ static na_status_t zip_byteorder(torch_input_t *ti, const char *dir, na_err_t *e
 {
     char mem[1100];
     snprintf(mem, sizeof mem, "%s%sbyteorder", dir, *dir ? "/" : "");
-    size_t k = na_zip_find(ti->zip, mem);
+    size_t k = find_nocase(ti->zip, mem);
     ti->order = NA_LITTLE;
     if (k == SIZE_MAX)
         return NA_OK;
@@ -459,11 +498,14 @@ static na_status_t open_zip(torch_input_t *ti, int fd, na_err_t *err)
                  : na_map_open(fd2, ti->base.file_size, ti->win, &ti->map, err);
     if (st != NA_OK)
         return st;
+    st = zip_case_unique(ti->zip, err);
+    if (st != NA_OK)
+        return st;
     size_t pk = SIZE_MAX;
     for (size_t i = 0; i < na_zip_count(ti->zip); i++) {
         const char *nm = na_zip_entry(ti->zip, i)->name, *sl = strchr(nm, '/');
-        if ((sl != NULL && sl != nm && strcmp(sl, "/data.pkl") == 0) ||
-            strcmp(nm, "data.pkl") == 0) {
+        if ((sl != NULL && sl != nm && strcasecmp(sl, "/data.pkl") == 0) ||
+            strcasecmp(nm, "data.pkl") == 0) {
             if (pk != SIZE_MAX)
                 return na_err_set(err, NA_E_FORMAT, "zip holds two data.pkl members ('%s' and "
                                   "'%s')", na_zip_entry(ti->zip, pk)->name, nm);

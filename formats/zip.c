@@ -487,16 +487,13 @@ static int eocd_complete(zio_t *io, uint64_t *at)
  * (clean's .npz writer: 65536 members read back as 65535, "tensor
  * 'm65535' missing", fresh-user round 25b). Python's zipfile (np.load)
  * walks the central directory by its size instead; so does this: the
- * count of central headers (APPNOTE 4.3.12) from the record's offset
- * that fill exactly its size, or 0 when they do not (or the record has
- * zip64 placeholders: minizip then read the zip64 count). */
-static uint64_t cd_count(zio_t *io, uint64_t eocd)
+ * count of central headers (APPNOTE 4.3.12) from the directory's offset
+ * that fill exactly its size (before `limit`), or 0 when they do not. */
+static uint64_t cd_walk(zio_t *io, uint64_t off, uint64_t size, uint64_t limit)
 {
     uint8_t h[46];
-    if (zio_pread(io, eocd, h, 22) != 22)
-        return 0;
-    uint64_t size = le32(h + 12), off = le32(h + 16), end = off + size, n = 0;
-    if (size == ZIP_U32_MAX || off == ZIP_U32_MAX || end > eocd)
+    uint64_t end = off + size, n = 0;
+    if (end < off || end > limit)
         return 0;
     while (off < end && n <= ZIP_MAX_MEMBERS) {
         if (end - off < 46 || zio_pread(io, off, h, 46) != 46 || le32(h) != 0x02014b50u)
@@ -505,6 +502,41 @@ static uint64_t cd_count(zio_t *io, uint64_t eocd)
         n++;
     }
     return off == end ? n : 0;
+}
+
+/* The central directory the archive's readers agree on: its offset and
+ * size from the zip64 record when there is one, else from the classic
+ * record at eocd. Python's zipfile (np.load; _EndRecData64) takes the
+ * zip64 record from the 56 bytes in front of the 20-byte locator in front
+ * of the classic record, whatever the locator's offset says; minizip (and
+ * torch's miniz) go where the locator points. One file could so hold two
+ * directories, a clean one for nanaudit and another for np.load (round
+ * 31a): a locator that does not point at the record in front of it, or a
+ * record with extensible data (which Python does not find there), is -1.
+ * Otherwise 1 with the zip64 values, or 0 with the classic ones (*size
+ * and *off are then 0 when they are zip64 placeholders). */
+static int cd_where(zio_t *io, uint64_t eocd, uint64_t *count, uint64_t *off, uint64_t *size)
+{
+    uint8_t h[56];
+    *count = *off = *size = 0;
+    if (eocd >= 20 && zio_pread(io, eocd - 20, h, 20) == 20 && le32(h) == 0x07064b50u) {
+        uint64_t at = le64(h + 8);
+        if (eocd < 20 + 56 || at != eocd - 20 - 56 || zio_pread(io, at, h, 56) != 56 ||
+            le32(h) != 0x06064b50u || le64(h + 4) != 44)
+            return -1;
+        *count = le64(h + 32);
+        *size = le64(h + 40);
+        *off = le64(h + 48);
+        return 1;
+    }
+    if (zio_pread(io, eocd, h, 22) != 22)
+        return 0;
+    *count = le16(h + 10);
+    if (le32(h + 12) != ZIP_U32_MAX && le32(h + 16) != ZIP_U32_MAX) {
+        *size = le32(h + 12);
+        *off = le32(h + 16);
+    }
+    return 0;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -562,7 +594,13 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     if (r != UNZ_OK)
         return zfail("central directory", r, err);
     /* the central headers counted by the directory's size (0: unknown) */
-    uint64_t m = cd_count(&z->io, eocd);
+    uint64_t cd_n, cd_off, cd_size;
+    int z64 = cd_where(&z->io, eocd, &cd_n, &cd_off, &cd_size);
+    if (z64 < 0)
+        return na_err_set(err, NA_E_FORMAT, "zip: the zip64 end record is not where its "
+                          "locator says, or has extensible data (refused: readers disagree on "
+                          "which central directory is the archive's)");
+    uint64_t m = cd_size ? cd_walk(&z->io, cd_off, cd_size, z64 ? eocd - 76 : eocd) : 0;
     if (gi.number_entry == 0xFFFF && m > 0)
         gi.number_entry = m; /* minizip's unzGoToNextFile goes on past 0xFFFF
                               * entries (its "2^16 files overflow hack") */
@@ -576,9 +614,9 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
      * 30a: a count of 1 over 2 members, and np.load returned the NaN
      * member nanaudit never listed): refused. */
     if (m > 0 && m != gi.number_entry)
-        return na_err_set(err, NA_E_FORMAT, "zip: the end of central directory record counts "
-                          "%llu member%s but the central directory holds %llu (refused: "
-                          "readers disagree, np.load reads all %llu)",
+        return na_err_set(err, NA_E_FORMAT, "zip: the %send of central directory record "
+                          "counts %llu member%s but the central directory holds %llu (refused: "
+                          "readers disagree, np.load reads all %llu)", z64 ? "zip64 " : "",
                           (unsigned long long)gi.number_entry, gi.number_entry == 1 ? "" : "s",
                           (unsigned long long)m, (unsigned long long)m);
     size_t n = (size_t)gi.number_entry;

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/helpers.sh"
 
 "$NA_PYTHON" - "$T" <<'PY' || fail "could not write the test files"
-import os, pickle, struct, sys, zipfile
+import collections, os, pickle, struct, sys, zipfile
 sys.path.insert(0, os.path.join(os.environ["NA_SRC"], "tests", "tools"))
 import numpy as np
 import make_pt
@@ -116,6 +116,34 @@ for lg in (False, True):
           "b": Tensor(Storage(a16.view(np.int32), key="0"), 0, (16,), (1,))},
          f"{T}/twotypes{'_legacy' if lg else ''}.pt", legacy=lg)
 
+# round 31a: what torch.load does after a tensor is built, which a tensor
+# no name reaches or other bytes would come from: BUILD on a tensor, a
+# _rebuild_from_type_v2 state holding a tensor, a tensor in an
+# OrderedDict's attributes; members named apart only by case; INT text
+# read as CPython's C unpickler reads it (base 0: I010 is 8)
+clean2 = Storage(np.array([1, 2], np.float32)); nan2 = Storage(np.array([np.nan, np.inf], np.float32))
+save({"a": Tensor(clean2, 0, (2,), (1,), state=(Tensor(nan2, 0, (2,), (1,)), False, None))},
+     f"{T}/build_tensor.pt")
+save({"a": Tensor(clean2, 0, (2,), (1,), type_state={"data": Tensor(nan2, 0, (2,), (1,))})},
+     f"{T}/type_state.pt")
+od = collections.OrderedDict(b=Tensor(clean2, 0, (2,), (1,)))
+od.a = Tensor(nan2, 0, (2,), (1,))
+save(od, f"{T}/attr_tensor.pt")
+save({"w": Tensor(Storage(np.array([1, 2], np.float32)), 0, (2,), (1,))}, f"{T}/case0.pt")
+with zipfile.ZipFile(f"{T}/case0.pt") as zi, zipfile.ZipFile(f"{T}/case.pt", "w") as zo:
+    for n in zi.namelist():
+        zo.writestr(n, zi.read(n))
+    zo.writestr("archive/DATA/0", np.array([np.nan, 1], np.float32).tobytes())
+s10 = np.ones(12, np.float32); s10[8] = np.nan
+save({"w": Tensor(Storage(s10), 8, (2,), (1,))}, f"{T}/octal0.pt")
+with zipfile.ZipFile(f"{T}/octal0.pt") as zi, zipfile.ZipFile(f"{T}/octal.pt", "w") as zo:
+    for n in zi.namelist():
+        d = zi.read(n)
+        if n.endswith("data.pkl"):
+            i = d.index(b"QK\x08")  # the storage offset 8, BININT1
+            d = d[:i + 1] + b"I010\n" + d[i + 3:]
+        zo.writestr(n, d)
+
 # for clean
 a = np.arange(12, dtype=np.float32); a[5] = np.nan
 # torch.save(..., pickle_protocol=1, legacy layout): the magic number is a
@@ -183,6 +211,14 @@ pt() { # FILE PROBLEM: scan, info and clean refuse it alike; clean writes nothin
     [ ! -e "$T/out-$1" ] || fail "clean wrote out-$1"
 }
 # two DIR/data.pkl: named both (audit 25a: "no DIR/data.pkl", the opposite)
+one_line 3 "nanaudit: $T/build_tensor.pt: pickle: BUILD on a tensor (torch.load would replace its data with the state; torch.save does not write it) (opcode at byte 208)" "$NANAUDIT" scan "$T/build_tensor.pt"
+expect_exit 3 "$NANAUDIT" scan "$T/type_state.pt"
+expect_stderr_contains "type_state.pt: pickle: _rebuild_from_type_v2 with a state holding a tensor, which torch.load would put in place of its data: not audited, refused"
+expect_exit 3 "$NANAUDIT" scan "$T/attr_tensor.pt"
+expect_stderr_contains "attr_tensor.pt: pickle: BUILD state holds a tensor (an object's attribute, which no name reaches; torch.save does not write it)"
+one_line 3 "nanaudit: $T/case.pt: zip members 'archive/data/0' and 'archive/DATA/0' differ only in case, which torch.load does not tell apart (refused)" "$NANAUDIT" scan "$T/case.pt"
+expect_exit 1 "$NANAUDIT" scan --format json "$T/octal.pt" # offset 8, as torch.load reads I010
+expect_json "$T/stdout" '[(t["name"], t["nan"], t["min"]) for t in j["files"][0]["tensors"]]' '[["w", 1, 1.0]]'
 for f in twotypes.pt twotypes_legacy.pt; do
     pt $f "tensors 'a' and 'b' share storage '0' as FloatStorage and IntStorage; torch.load reads it as the first's type (torch.save refuses to write this): refused"
 done

@@ -37,6 +37,31 @@ for cnt in (1, 0):
     r = bytearray(raw2); struct.pack_into("<HH", r, e2 + 8, cnt, cnt)
     open(f"{T}/count{cnt}.npz", "wb").write(r)
     assert np.isnan(np.load(f"{T}/count{cnt}.npz")["b"]).sum() == 1
+# zip64 (round 31a): a zip64 record counting 1 of 2 members; a locator
+# that names a record other than the one in front of it, whose directory
+# is another (np.load reads the one in front, minizip the one named)
+import zlib
+def lh(n, d):
+    n = n.encode()
+    return struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 0, 0, 0x21, zlib.crc32(d), len(d),
+                       len(d), len(n), 0) + n + d
+def ch(n, d, off, cm=b""):
+    n = n.encode()
+    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 20, 20, 0, 0, 0, 0x21, zlib.crc32(d),
+                       len(d), len(d), len(n), 0, len(cm), 0, 0, 0, off) + n + cm
+def eocd(n, size, off): return struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, n, n, size, off, 0)
+def rec64(n, size, off): return struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, n, n, size, off)
+def loc64(at): return struct.pack("<IIQI", 0x07064b50, 0, at, 1)
+A = lh("a.npy", arr); B = lh("b.npy", nan)
+cd = ch("a.npy", arr, 0) + ch("b.npy", nan, len(A)); o = len(A + B)
+open(f"{T}/z64count.npz", "wb").write(A + B + cd + rec64(1, len(cd), o) + loc64(o + len(cd)) +
+                                      eocd(0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF))
+A = lh("x.npy", arr); B = lh("x.npy", nan); cd1 = ch("x.npy", arr, 0); o1 = len(A + B)
+r = o1 + len(cd1); cd2 = ch("x.npy", nan, len(A), cm=loc64(r)); o2 = r + 56
+open(f"{T}/z64loc.npz", "wb").write(A + B + cd1 + rec64(1, len(cd1), o1) + cd2 + eocd(1, len(cd2), o2))
+for f in ("z64count.npz", "z64loc.npz"):  # np.load returns the NaN of each
+    z = np.load(f"{T}/{f}")
+    assert any(np.isnan(z[k]).any() for k in z.files), f
 PY
 
 bad() { # FILE PROBLEM
@@ -51,6 +76,8 @@ bad many.npz "zip: 60000 members cannot fit in a file of $(cat "$T/size") bytes"
 bad csize.npz "zip: stored member 'a.npy' has compressed size 168 but size 176"
 bad count1.npz "zip: the end of central directory record counts 1 member but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"
 bad count0.npz "zip: the end of central directory record counts 0 members but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"
+bad z64count.npz "zip: the zip64 end of central directory record counts 1 member but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"
+bad z64loc.npz "zip: the zip64 end record is not where its locator says, or has extensible data (refused: readers disagree on which central directory is the archive's)"
 # numpy refuses them too (not many.npz: Python's zipfile ignores the
 # record's member count and reads the one central header)
 "$NA_PYTHON" - "$T" <<'PY' || fail "numpy loads a file nanaudit refuses"

@@ -53,10 +53,15 @@ class Storage:
 class Tensor:
     """A view (storage, offset, size, stride) in elements."""
 
-    def __init__(self, storage, offset, size, stride, parameter=False, v3_dtype=None):
+    def __init__(self, storage, offset, size, stride, parameter=False, v3_dtype=None,
+                 state=None, type_state=None):
         self.storage, self.offset = storage, offset
         self.size, self.stride = tuple(size), tuple(stride)
         self.parameter, self.v3_dtype = parameter, v3_dtype
+        # hostile tests: state is BUILD on the tensor (torch's __setstate__);
+        # type_state wraps the rebuild in torch._tensor._rebuild_from_type_v2
+        # with that state (torch sets each key as an attribute)
+        self.state, self.type_state = state, type_state
 
     def array(self):
         """The logical numpy array this view shows (for references)."""
@@ -100,11 +105,18 @@ def _fake_torch():
         f.__qualname__ = f.__name__
         setattr(utils, f.__name__, f)
     for name in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
-                 "int8", "uint8", "bool", "complex64", "float8_e4m3fn", "float8_e5m2"):
+                 "int8", "uint8", "bool", "complex64", "float8_e4m3fn", "float8_e5m2", "Tensor"):
         cls = type(name, (), {})  # pickled by reference: GLOBAL torch NAME
         cls.__module__ = "torch"
         setattr(torch, name, cls)
-    return torch, utils, classes, None
+    tensor_mod = types.ModuleType("torch._tensor")
+
+    def _rebuild_from_type_v2(*a):
+        raise RuntimeError("never called")
+    _rebuild_from_type_v2.__module__ = "torch._tensor"
+    _rebuild_from_type_v2.__qualname__ = "_rebuild_from_type_v2"
+    tensor_mod._rebuild_from_type_v2 = _rebuild_from_type_v2
+    return torch, utils, classes, tensor_mod
 
 
 class _Pickler(pickle.Pickler):
@@ -137,14 +149,21 @@ class _Pickler(pickle.Pickler):
             if obj.parameter:
                 inner = Tensor(obj.storage, obj.offset, obj.size, obj.stride)
                 return (utils._rebuild_parameter, (inner, True, collections.OrderedDict()))
+            if obj.type_state is not None:
+                tm = sys.modules["torch._tensor"]
+                return (tm._rebuild_from_type_v2,
+                        (t[0], sys.modules["torch"].Tensor, t[1], obj.type_state))
+            if obj.state is not None:
+                return t + (obj.state,)
             return t
         return NotImplemented
 
 
 def _dump(obj, legacy, protocol):
-    torch, utils, classes, _ = _fake_torch()
-    saved = {k: sys.modules.get(k) for k in ("torch", "torch._utils")}
+    torch, utils, classes, tensor_mod = _fake_torch()
+    saved = {k: sys.modules.get(k) for k in ("torch", "torch._utils", "torch._tensor")}
     sys.modules["torch"], sys.modules["torch._utils"] = torch, utils
+    sys.modules["torch._tensor"] = tensor_mod
     try:
         buf = io.BytesIO()
         p = _Pickler(buf, protocol, classes, legacy)

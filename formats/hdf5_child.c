@@ -16,7 +16,8 @@
  *    object once (by address); every hard link in the file is walked
  *    before any soft link, so an object is named by its first hard-link
  *    path in name order and a soft link is followed (once) only to an
- *    object no hard link reaches; external links listed and not followed;
+ *    object no hard link reaches; external links not followed (an error when
+ *    their file exists, a note when it does not: visit_link);
  *  - the object's other hard-link paths are sent after the catalog
  *    (H5P_ALIAS), at most NA_HDF5_MAX_ALIASES per object, so that clean's
  *    patterns match every path a user may name it by (format.h);
@@ -1365,9 +1366,30 @@ static void visit_link(child_t *c, hid_t g, const char *name, const char *path, 
         unsigned fl;
         if (li.type == H5L_TYPE_EXTERNAL && li.u.val_size <= sizeof val &&
             H5Lget_val(g, name, val, sizeof val, H5P_DEFAULT) >= 0 &&
-            H5Lunpack_elink_val(val, li.u.val_size, &fl, &file, &obj) >= 0)
-            c_note(c, "%s: external link to %s:%s, not followed", path, file, obj);
-        else
+            H5Lunpack_elink_val(val, li.u.val_size, &fl, &file, &obj) >= 0) {
+            /* A target file that libhdf5 would open (as named, from the
+             * working directory, or beside this file: the H5Lcreate_external
+             * search) is data h5py reads through the link, which nanaudit
+             * does not follow: an error, not a note, so that a NaN there
+             * cannot pass the gate (round 31a). A dangling one is a note. */
+            char beside[4096];
+            const char *sl = strrchr(c->path, '/');
+            struct stat sb;
+            int there = stat(file, &sb) == 0 ||
+                        (file[0] != '/' && sl &&
+                         snprintf(beside, sizeof beside, "%.*s/%s", (int)(sl - c->path), c->path,
+                                  file) < (int)sizeof beside &&
+                         stat(beside, &sb) == 0);
+            if (there) {
+                char why[400];
+                snprintf(why, sizeof why, "external link to %.90s:%.90s, which nanaudit does "
+                         "not follow (h5py reads through it): audit %.90s itself", file, obj,
+                         file);
+                c_error_entry(c, path, NA_E_UNSUPPORTED, why);
+            } else {
+                c_note(c, "%s: external link to %s:%s, not followed", path, file, obj);
+            }
+        } else
             c_note(c, "%s: %s link, not followed", path,
                    li.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined");
         H5Eclear2(H5E_DEFAULT);

@@ -216,4 +216,22 @@ with h5py.File(sys.argv[1]) as f:
         fail "${c%%:*} not copied"
     rm -f "$T/wide.c.h5"
 done
+# an external link to a file libhdf5 would open: h5py reads the target's
+# NaN through it, nanaudit does not follow it, so the link is an error,
+# exit 3 (round 31a: a note, exit 0); to a file that is not there, a note
+mkdir -p "$T/ext"
+"$NA_PYTHON" - "$T/ext" <<'PY' || fail "making the external link files"
+import sys, h5py, numpy as np
+d = sys.argv[1]
+with h5py.File(f"{d}/nan.h5", "w") as f:
+    f["d"] = np.array([1, np.nan], np.float32)
+with h5py.File(f"{d}/main.h5", "w") as f:
+    f["ok"] = np.ones(4, np.float32)
+    f["w"] = h5py.ExternalLink("nan.h5", "/d")
+    f["gone"] = h5py.ExternalLink("missing.h5", "/d")
+PY
+expect_exit 3 "$NANAUDIT" scan "$T/ext/main.h5"
+expect_stderr_contains "main.h5: /w: external link to nan.h5:/d, which nanaudit does not follow (h5py reads through it): audit nan.h5 itself"
+expect_stdout_contains "note: /gone: external link to missing.h5:/d, not followed"
+expect_exit 1 "$NANAUDIT" scan -q "$T/ext/nan.h5"
 pass

@@ -59,6 +59,12 @@ open(f"{T}/z64count.npz", "wb").write(A + B + cd + rec64(1, len(cd), o) + loc64(
 A = lh("x.npy", arr); B = lh("x.npy", nan); cd1 = ch("x.npy", arr, 0); o1 = len(A + B)
 r = o1 + len(cd1); cd2 = ch("x.npy", nan, len(A), cm=loc64(r)); o2 = r + 56
 open(f"{T}/z64loc.npz", "wb").write(A + B + cd1 + rec64(1, len(cd1), o1) + cd2 + eocd(1, len(cd2), o2))
+# members x.npy.npy and x.npy: np.load's key "x.npy" gives the second
+with zipfile.ZipFile(f"{T}/npynpy.npz", "w") as z:
+    z.writestr("x.npy.npy", nan)
+    z.writestr("x.npy", arr)
+zz = np.load(f"{T}/npynpy.npz")
+assert sorted(zz.files) == ["x", "x.npy"] and not any(np.isnan(zz[k]).any() for k in zz.files)
 for f in ("z64count.npz", "z64loc.npz"):  # np.load returns the NaN of each
     z = np.load(f"{T}/{f}")
     assert any(np.isnan(z[k]).any() for k in z.files), f
@@ -76,6 +82,7 @@ bad many.npz "zip: 60000 members cannot fit in a file of $(cat "$T/size") bytes"
 bad csize.npz "zip: stored member 'a.npy' has compressed size 168 but size 176"
 bad count1.npz "zip: the end of central directory record counts 1 member but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"
 bad count0.npz "zip: the end of central directory record counts 0 members but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"
+bad npynpy.npz "members 'x.npy.npy' and 'x.npy': np.load's key 'x.npy' names the second, and the first's values are reached by no key it lists (refused)"
 bad z64count.npz "zip: the zip64 end of central directory record counts 1 member but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"
 bad z64loc.npz "zip: the zip64 end record is not where its locator says, or has extensible data (refused: readers disagree on which central directory is the archive's)"
 # numpy refuses them too (not many.npz: Python's zipfile ignores the

@@ -1089,7 +1089,7 @@ static int guard_rails(crun_t *c)
             continue;
         /* every tensor it would misalign, in one line (round 31b: one
          * per run took four runs to get --together right) */
-        const cli_clean_entry_t *p[3] = {NULL, NULL, NULL}, *first = NULL;
+        const cli_clean_entry_t *p[3] = {NULL, NULL, NULL};
         size_t np = 0;
         for (size_t j = 0; j < c->r.n; j++) {
             const cli_clean_entry_t *o2 = &c->r.e[j];
@@ -1101,26 +1101,23 @@ static int guard_rails(crun_t *c)
                 p[np] = o2;
             np++;
         }
-        first = p[0];
-        for (size_t k = 0; k < 3 && k < np; k++) /* one clean copies unchanged: named */
-            if (p[k]->fixed && !p[k]->rowcopy) {
-                first = p[k];
-                break;
-            }
-        if (first) {
+        if (np > 0) {
             uint64_t nd = ct->dropped_nf + ct->dropped_out + ct->dropped_joint;
+            size_t shown = np < 3 ? np : 3, nl = 0;
+            const cli_clean_entry_t *fixed = NULL; /* one clean copies unchanged: named */
             char hint[NA_ERR_LEN + 400], names[600], more[48] = "";
-            if (np > 3) /* 'a', 'b', 'c' and 2 more */
+            for (size_t k = 0; k < shown; k++) { /* 'a', 'b' and 'c'; 'a', 'b', 'c' and 2 more */
+                nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s'%.150s'",
+                                       k == 0 ? "" : k + 1 == np ? " and " : ", ", p[k]->name);
+                if (!fixed && p[k]->fixed && !p[k]->rowcopy)
+                    fixed = p[k];
+            }
+            if (np > 3)
                 snprintf(more, sizeof more, " and %zu more", np - 3);
-            snprintf(names, sizeof names, "'%.150s'%s%.1s%.150s%s%s%.1s%.150s%s", p[0]->name,
-                     np == 2 ? " and " : np > 2 ? ", " : "", np > 1 ? "'" : "",
-                     np > 1 ? p[1]->name : "", np > 1 ? "'" : "",
-                     np == 3 ? " and " : np > 3 ? ", " : "", np > 2 ? "'" : "",
-                     np > 2 ? p[2]->name : "", np > 2 ? "'" : "");
-            if (first->fixed && !first->rowcopy) /* --together would refuse it */
+            if (fixed) /* --together would refuse it */
                 snprintf(hint, sizeof hint, ", %s%.150s%s clean copies unchanged (%.300s); use "
                          "--allow-misaligned if they are unrelated", np == 1 ? "which" : "'",
-                         np == 1 ? "" : first->name, np == 1 ? "" : "'", first->reason);
+                         np == 1 ? "" : fixed->name, np == 1 ? "" : "'", fixed->reason);
             else
                 snprintf(hint, sizeof hint, "; use --allow-misaligned if they are unrelated, "
                          "--together to drop from %s", np == 1 ? "both" : "all");

@@ -109,7 +109,8 @@ static int print_tensors(na_input_t *in, const char *path)
             const char *dt = dtv == NA_DT_INVALID ? "?" : na_dtype_name(dtv);
             if (!pass) {
                 wd = strlen(dt) > wd ? strlen(dt) : wd;
-                wn = na_text_columns(name) > wn ? na_text_columns(name) : wn;
+                size_t nw = na_text_columns(name);
+                wn = nw > wn ? nw : wn;
                 ws = strlen(shape) > ws ? strlen(shape) : ws;
             } else {
                 fputs("  ", stdout);

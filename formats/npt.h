@@ -63,6 +63,14 @@ size_t na_zip_count(const na_zip_t *z);
 const na_zip_entry_t *na_zip_entry(const na_zip_t *z, size_t i);
 /* Index of the member named exactly `name`, or SIZE_MAX. */
 size_t na_zip_find(const na_zip_t *z, const char *name);
+/* z's member names sorted by strcmp, or by ASCII strcasecmp when nocase:
+ * a malloc'd array of z's own strings (free the array only), NULL when
+ * out of memory. For collision checks in O(n log n): duplicate names
+ * (zip.c), np.load keys (npz.c), names torch.load does not tell apart
+ * (torch.c). */
+const char **na_zip_sorted_names(const na_zip_t *z, int nocase);
+/* strcmp of two `const char *` elements (qsort, bsearch). */
+int na_zip_name_cmp(const void *a, const void *b);
 /* Read len bytes at uncompressed offset off of member i into buf,
  * inflating as a stream (a read before the current position restarts the
  * member). NA_E_FORMAT when the member is shorter, uses another method,

@@ -147,11 +147,6 @@ static na_status_t npz_member(npz_input_t *z, size_t i, size_t win, na_err_t *er
     return st;
 }
 
-static int strcmp_p(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* np.load's key for member "K.npy" is K, and NpzFile["K"] takes a member
  * named exactly K first: with members "x.npy.npy" and "x.npy", the key
  * "x.npy" returns the second, and the first's values are reached by no
@@ -161,12 +156,9 @@ static int strcmp_p(const void *a, const void *b)
 static na_status_t npz_keys_unique(const na_zip_t *zip, na_err_t *err)
 {
     size_t n = na_zip_count(zip);
-    const char **v = malloc((n ? n : 1) * sizeof *v);
+    const char **v = na_zip_sorted_names(zip, 0);
     if (v == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        v[i] = na_zip_entry(zip, i)->name;
-    qsort(v, n, sizeof *v, strcmp_p);
     na_status_t st = NA_OK;
     char key[1024];
     for (size_t i = 0; i < n && st == NA_OK; i++) {
@@ -178,7 +170,7 @@ static na_status_t npz_keys_unique(const na_zip_t *zip, na_err_t *err)
             continue;
         snprintf(key, sizeof key, "%.*s", (int)(len - 4), nm);
         const char *k = key;
-        if (bsearch(&k, v, n, sizeof *v, strcmp_p))
+        if (bsearch(&k, v, n, sizeof *v, na_zip_name_cmp))
             st = na_err_set(err, NA_E_FORMAT, "members '%.200s' and '%.200s': np.load's key "
                             "'%.200s' names the second, and the first's values are reached by "
                             "no key it lists (refused)", nm, key, key);

@@ -414,20 +414,12 @@ static size_t find_nocase(const na_zip_t *z, const char *name)
     return SIZE_MAX;
 }
 
-static int casecmp_names(const void *a, const void *b)
-{
-    return strcasecmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static na_status_t zip_case_unique(const na_zip_t *z, na_err_t *err)
 {
     size_t n = na_zip_count(z);
-    const char **v = malloc((n ? n : 1) * sizeof *v);
+    const char **v = na_zip_sorted_names(z, 1);
     if (v == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        v[i] = na_zip_entry(z, i)->name;
-    qsort(v, n, sizeof *v, casecmp_names);
     na_status_t st = NA_OK;
     for (size_t i = 1; i < n && st == NA_OK; i++)
         if (strcasecmp(v[i - 1], v[i]) == 0)

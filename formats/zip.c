@@ -30,6 +30,7 @@
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, free, getenv, mkstemp, qsort */
 #include <string.h> /* strcmp, strdup, strerror */
+#include <strings.h> /* strcasecmp */
 #include <unistd.h> /* pread, close, dup, unlink, write */
 #include <unzip.h>  /* minizip */
 #include <zlib.h>   /* inflate, crc32: direct deflated members */
@@ -515,23 +516,21 @@ static uint64_t cd_walk(zio_t *io, uint64_t off, uint64_t size, uint64_t limit)
  * record with extensible data (which Python does not find there), is -1.
  * Otherwise 1 with the zip64 values, or 0 with the classic ones (*size
  * and *off are then 0 when they are zip64 placeholders). */
-static int cd_where(zio_t *io, uint64_t eocd, uint64_t *count, uint64_t *off, uint64_t *size)
+static int cd_where(zio_t *io, uint64_t eocd, uint64_t *off, uint64_t *size)
 {
     uint8_t h[56];
-    *count = *off = *size = 0;
+    *off = *size = 0;
     if (eocd >= 20 && zio_pread(io, eocd - 20, h, 20) == 20 && le32(h) == 0x07064b50u) {
         uint64_t at = le64(h + 8);
         if (eocd < 20 + 56 || at != eocd - 20 - 56 || zio_pread(io, at, h, 56) != 56 ||
             le32(h) != 0x06064b50u || le64(h + 4) != 44)
             return -1;
-        *count = le64(h + 32);
         *size = le64(h + 40);
         *off = le64(h + 48);
         return 1;
     }
     if (zio_pread(io, eocd, h, 22) != 22)
         return 0;
-    *count = le16(h + 10);
     if (le32(h + 12) != ZIP_U32_MAX && le32(h + 16) != ZIP_U32_MAX) {
         *size = le32(h + 12);
         *off = le32(h + 16);
@@ -539,9 +538,25 @@ static int cd_where(zio_t *io, uint64_t eocd, uint64_t *count, uint64_t *off, ui
     return 0;
 }
 
-static int name_cmp(const void *a, const void *b)
+int na_zip_name_cmp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int name_casecmp(const void *a, const void *b)
+{
+    return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char **na_zip_sorted_names(const na_zip_t *z, int nocase)
+{
+    const char **v = malloc((z->n ? z->n : 1) * sizeof *v);
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < z->n; i++)
+        v[i] = z->e[i].name;
+    qsort(v, z->n, sizeof *v, nocase ? name_casecmp : na_zip_name_cmp);
+    return v;
 }
 
 /* Two members may not share a name: readers disagree on which copy wins
@@ -551,12 +566,9 @@ static int name_cmp(const void *a, const void *b)
  * tensor name. Sorted copy of the names: O(n log n) for 10^7 members. */
 static na_status_t check_names(const na_zip_t *z, na_err_t *err)
 {
-    const char **v = malloc((z->n ? z->n : 1) * sizeof *v);
+    const char **v = na_zip_sorted_names(z, 0);
     if (v == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < z->n; i++)
-        v[i] = z->e[i].name;
-    qsort(v, z->n, sizeof *v, name_cmp);
     na_status_t st = NA_OK;
     for (size_t i = 1; i < z->n && st == NA_OK; i++)
         if (strcmp(v[i - 1], v[i]) == 0)
@@ -594,8 +606,8 @@ na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)
     if (r != UNZ_OK)
         return zfail("central directory", r, err);
     /* the central headers counted by the directory's size (0: unknown) */
-    uint64_t cd_n, cd_off, cd_size;
-    int z64 = cd_where(&z->io, eocd, &cd_n, &cd_off, &cd_size);
+    uint64_t cd_off, cd_size;
+    int z64 = cd_where(&z->io, eocd, &cd_off, &cd_size);
     if (z64 < 0)
         return na_err_set(err, NA_E_FORMAT, "zip: the zip64 end record is not where its "
                           "locator says, or has extensible data (refused: readers disagree on "

@@ -131,11 +131,13 @@ static int print_table(FILE *out, const na_file_report_t *f, int color)
         char *name = na_escape_text_dup(f->tensors[i].name);
         if (!name)
             return -1;
-        w[0] = na_text_columns(name) > w[0] ? na_text_columns(name) : w[0];
+        size_t nw = na_text_columns(name);
+        w[0] = nw > w[0] ? nw : w[0];
         free(name);
         for (int c = 1; c < NCOL; c++) {
             cell(b, &f->tensors[i], c);
-            w[c] = na_text_columns(b) > w[c] ? na_text_columns(b) : w[c];
+            size_t bw = na_text_columns(b);
+            w[c] = bw > w[c] ? bw : w[c];
         }
     }
     for (int k = 0; k < ncol; k++)

@@ -1210,6 +1210,26 @@ static uint8_t *drop_bits(const cli_clean_entry_t *e)
     return b;
 }
 
+/* The cleaned value of entry i's fill value (na_clean_fill_out) when
+ * part or all of its storage was never written (an HDF5 dataset: fill
+ * runs, or no storage at all), for na_wtensor_t.fill_set; 0 otherwise. */
+static int fill_out(crun_t *c, const cli_clean_entry_t *e, size_t i, uint8_t out[8])
+{
+    na_tensor_t t;
+    na_err_t err;
+    if (!e->cleaned || e->dtype == NA_DT_C64 || cli_clean_no_values(e) ||
+        na_input_tensor(c->in, i, &t, &err) != NA_OK || t.elements == 0 || !t.src.read)
+        return 0;
+    size_t es = t.elem_stride;
+    uint64_t skip = 0, run = 0;
+    const uint8_t *elem = NULL;
+    if (t.src.fill && t.src.fill(t.src.ctx, 0, t.elements * es, &skip, &run, &elem, &err) != NA_OK)
+        elem = NULL;
+    if (!elem && t.constant && t.src.read(t.src.ctx, 0, es, &elem, &err) != NA_OK)
+        elem = NULL;
+    return elem && na_clean_fill_out(&t, eng_of(c, e), &e->ct, elem, out);
+}
+
 /* The writer's tensor list: one per stored tensor (a C64 tensor's
  * NAME.imag entry is skipped; NAME.real carries all its bytes). drops
  * gets the bitmaps it makes (drop_bits), one slot per entry. NA_E_NOMEM. */
@@ -1251,6 +1271,7 @@ static na_status_t out_list(crun_t *c, na_wtensor_t *wt, size_t *src, char **nam
         w->index = i;
         w->width = e->cleaned ? e->ct.width : 0;
         w->nfeat = e->cleaned ? e->ct.nfeat : 0;
+        w->fill_set = fill_out(c, e, i, w->fill);
         if (e->cleaned && e->ct.out_rows != e->ct.rows && e->ct.row_state) {
             w->in_rows = e->ct.rows;
             w->row_state = e->ct.row_state;

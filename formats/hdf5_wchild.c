@@ -887,11 +887,37 @@ static hid_t committed_copy(wctx_t *c, hid_t src, hid_t ty)
     return out;
 }
 
+/* Make fw's cleaned fill value (na_wtensor_t.fill_set) dcpl's where it
+ * differs and libhdf5 uses one (not compact data, fill time not NEVER):
+ * pieces of the copy equal to it are then left unwritten (sparse_plan)
+ * and read back as it, as the input's never-written chunks read as its
+ * fill value. 0, or -1 from libhdf5. */
+static int set_fill(hid_t dcpl, const na_wtensor_t *fw)
+{
+    H5D_fill_time_t ft = H5D_FILL_TIME_NEVER;
+    H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
+    if (H5Pget_layout(dcpl) == H5D_COMPACT || H5Pget_fill_time(dcpl, &ft) < 0 ||
+        ft == H5D_FILL_TIME_NEVER || H5Pfill_value_defined(dcpl, &fv) < 0)
+        return 0;
+    hid_t mt = make_type(fw->dtype, 0);
+    uint8_t old[8];
+    size_t sz = mt >= 0 ? H5Tget_size(mt) : 0;
+    int r = sz == 0 || sz > sizeof old ? -1 : 0;
+    if (r == 0 && (fv == H5D_FILL_VALUE_UNDEFINED || H5Pget_fill_value(dcpl, mt, old) < 0 ||
+                   memcmp(old, fw->fill, sz)))
+        r = H5Pset_fill_value(dcpl, mt, fw->fill) < 0 ? -1 : 0;
+    W_CLOSE(mt);
+    return r;
+}
+
 /* Create dst/name like input dataset src but with type ty and extent
  * dims (a fixed maximum extent follows the extent; chunks that no longer
- * fit are shrunk), then copy src's attributes. The new dataset or -1. */
+ * fit are shrunk), then copy src's attributes; fw: a cleaned whole
+ * dataset whose fill value the steps change (set_fill), else NULL. The
+ * new dataset or -1. */
 static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t lcpl, hid_t ty,
-                      const uint64_t *dims, const char *path, int drop_packing, int computes)
+                      const uint64_t *dims, const char *path, int drop_packing, int computes,
+                      const na_wtensor_t *fw)
 {
     hid_t ssp = H5Dget_space(src), dcpl = H5Dget_create_plist(src), sp = -1, out = -1;
     if (ssp < 0 || dcpl < 0) {
@@ -966,6 +992,10 @@ static hid_t recreate(wctx_t *c, hid_t src, hid_t dst, const char *name, hid_t l
      * allocated early, and is at most 64 KiB). */
     if (c->check && H5Pget_layout(dcpl) != H5D_COMPACT)
         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);
+    if (fw && sp >= 0 && set_fill(dcpl, fw) < 0) {
+        w_h5err(c, "cannot set the cleaned fill value", path);
+        goto done;
+    }
     hid_t named = sp >= 0 ? committed_copy(c, src, ty) : -1;
     if (sp >= 0)
         out = H5Dcreate2(dst, name, named >= 0 ? named : ty, sp, lcpl, dcpl, H5P_DEFAULT);
@@ -1155,8 +1185,9 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         if (cl.memtype >= 0)
             H5Tclose(cl.memtype);
         ty = same_types ? H5Tcopy(ft) : out_type(ft, w0->dtype, 1);
-        out = ty < 0 ? -1 : recreate(c, src, dst, name, lcpl, ty, w0->shape, path, w0->normalized,
-                                     w0->computes);
+        out = ty < 0 ? -1
+                     : recreate(c, src, dst, name, lcpl, ty, w0->shape, path, w0->normalized,
+                                w0->computes, nj == 1 && t0->unit == 1 && w0->fill_set ? w0 : NULL);
         r = out < 0 ? w_err(c, NA_E_WRITE, "%s: cannot write dtype %s", path,
                             na_dtype_name(w0->dtype))
                     : 0;
@@ -1178,7 +1209,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
             H5Tclose(ty);
             ty = H5Tcopy(ft);
         }
-        if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path, 0, 0)) < 0)
+        if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, w0->shape, path, 0, 0, NULL)) < 0)
             r = -1;
         hsize_t odims[H5S_MAX_RANK];
         for (int d = 0; d < nd; d++)
@@ -1554,7 +1585,7 @@ static int rebuild(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
         odims[d] = d || !drop ? dims[d] : kept;
         shape[d] = odims[d];
     }
-    if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, shape, path, 0, 0)) < 0)
+    if (r == 0 && (out = recreate(c, src, dst, name, lcpl, ty, shape, path, 0, 0, NULL)) < 0)
         r = -1;
     /* rows to copy: none in an empty (H5S_NULL) dataspace */
     hsize_t rows = H5Sget_simple_extent_type(ssp) == H5S_NULL ? 0 : nd ? dims[0] : 1;
@@ -1779,8 +1810,14 @@ static int copy_group(wctx_t *c, hid_t src, hid_t dst, const char *path, int dep
  *    with NEVER they are undefined, so everything is written);
  *  - incremental or late allocation (early allocation writes the chunks
  *    at creation anyway, with NEVER or IFSET-without-value unfilled).
+ * Contiguous data too, in pieces of W_FILLPAT bytes, when fill time is
+ * ALLOC or a value was set (IFSET): libhdf5 writes the fill value over
+ * the whole storage when the first write allocates it, so a piece left
+ * out reads as it, and a dataset all of whose pieces are left out stays
+ * without storage (one never written in the input, its NaN fill made 0).
  * The fill value is the one libhdf5 reports for the dataset converted to
- * the bytes that arrive (its default, 0, when none was set). */
+ * the bytes that arrive (its default, 0, when none was set); for a
+ * cleaned dataset, the cleaned value of the input's (set_fill). */
 #define W_FILLPAT ((size_t)1 << 16)
 
 static void sparse_plan(wtgt_t *t)
@@ -1796,16 +1833,24 @@ static void sparse_plan(wtgt_t *t)
     H5D_alloc_time_t at = H5D_ALLOC_TIME_EARLY;
     H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
     size_t es = H5Tget_size(t->memtype);
-    int ok = H5Pget_layout(dcpl) == H5D_CHUNKED &&
-             H5Pget_chunk(dcpl, H5S_MAX_RANK, ck) == t->ndim && H5Pget_fill_time(dcpl, &ft) >= 0 &&
-             ft != H5D_FILL_TIME_NEVER && H5Pget_alloc_time(dcpl, &at) >= 0 &&
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    int ok = H5Pget_fill_time(dcpl, &ft) >= 0 && ft != H5D_FILL_TIME_NEVER &&
+             H5Pget_alloc_time(dcpl, &at) >= 0 &&
              (at == H5D_ALLOC_TIME_INCR || at == H5D_ALLOC_TIME_LATE) &&
              H5Pfill_value_defined(dcpl, &fv) >= 0 && fv != H5D_FILL_VALUE_UNDEFINED &&
              es > 0 && es <= W_FILLPAT;
-    uint64_t ce = ok ? ck[0] : 0;
-    for (int d = 1; ok && d < t->ndim; d++) {
-        ok = ck[d] >= t->shape[d];
-        ce *= t->shape[d];
+    uint64_t ce = 0;
+    if (ok && lay == H5D_CHUNKED && H5Pget_chunk(dcpl, H5S_MAX_RANK, ck) == t->ndim) {
+        ce = ck[0];
+        for (int d = 1; ok && d < t->ndim; d++) {
+            ok = ck[d] >= t->shape[d];
+            ce *= t->shape[d];
+        }
+    } else if (ok && lay == H5D_CONTIGUOUS &&
+               (ft == H5D_FILL_TIME_ALLOC || fv == H5D_FILL_VALUE_USER_DEFINED)) {
+        ce = W_FILLPAT / es; /* any piece */
+    } else {
+        ok = 0;
     }
     uint8_t *pat = ok && ce ? malloc(W_FILLPAT) : NULL;
     if (pat && H5Pget_fill_value(dcpl, t->memtype, pat) >= 0) {

@@ -1957,6 +1957,45 @@ static inline double put_miss(const na_clean_tensor_t *ct, na_dtype_t dt, double
     return back;
 }
 
+/* See clean.h. The steps of pass_emit (apply_step1, apply_step2, step 3
+ * and put_out / put_miss) on one value repeated in every feature. */
+int na_clean_fill_out(const na_tensor_t *t, const na_clean_opts_t *o,
+                      const na_clean_tensor_t *ct, const uint8_t *elem, uint8_t out[8])
+{
+    size_t ob = na_dtype_bits(ct->out_dtype) / 8;
+    if (!ct->feat || ct->width == 0 || ob == 0 || ob > 8 || !na_clean_dtype_ok(ct->out_dtype))
+        return 0;
+    double x;
+    decode_run(t, t->elem_stride, elem, &x, 1);
+    if (ct->n_missing)
+        mark_missing(t, ct, elem, t->elem_stride, &x, 1);
+    int int_out = !na_dtype_is_float(ct->out_dtype);
+    uint64_t over = 0, coll = 0;
+    uint8_t b[8];
+    for (uint64_t j = 0; j < ct->width; j++) {
+        const na_clean_feat_t *F = feat_of(ct, j);
+        int rep = 0;
+        double v = na_ce_step1(o, F, x, ct->n_missing, &rep), nv = v;
+        /* a row that holds it is dropped: step 1 (a non-finite value, drop) or step 2 */
+        if ((!na_ce_finite(v) && o->nonfinite == NA_NF_DROP && !F->passthrough &&
+             !(ct->n_missing && na_clean_is_missing(v))) ||
+            (na_ce_step2(o, F, v, &nv) && o->action == NA_OA_DROP))
+            return 0;
+        v = na_ce_step3(o, F, nv);
+        if (na_ce_unrepresentable(int_out, v))
+            return 0;
+        if (ct->n_missing)
+            (void)put_miss(ct, ct->out_dtype, v, b, &over, &coll);
+        else
+            (void)put_out(ct->out_dtype, v, b, &over);
+        if (j == 0)
+            memcpy(out, b, ob);
+        else if (memcmp(out, b, ob))
+            return 0;
+    }
+    return 1;
+}
+
 static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_err_t *err)
 {
     emit_t *E = ctx;

@@ -343,6 +343,18 @@ NA_HD void na_clean_counts_add(na_clean_counts_t *a, const na_clean_counts_t *b)
 na_status_t na_clean_emit_finish(const na_tensor_t *t, na_clean_tensor_t *ct,
                                  const na_clean_counts_t *c, na_status_t st, na_err_t *err);
 
+/* The bytes (little-endian, ct->out_dtype: 1 to 8 of them, into out) that
+ * the write pass makes of an element of t whose stored bytes are elem
+ * (t->elem_stride bytes, as na_fill_fn gives them) in every feature, when
+ * that is the same for all features and a row holding it in every feature
+ * is kept: 1. 0 when features differ, when step 1 or 2 would drop such a
+ * row, or when it cannot be written (NaN into an integer dtype). After
+ * na_clean_fit. For an HDF5 dataset's fill value: the HDF5 writer gives
+ * the cleaned copy this fill value, so that chunks never written stay
+ * unwritten (formats/hdf5_wchild.c, na_wtensor_t.fill_set). */
+int na_clean_fill_out(const na_tensor_t *t, const na_clean_opts_t *o,
+                      const na_clean_tensor_t *ct, const uint8_t *elem, uint8_t out[8]);
+
 /* Round one double to dtype dt (little-endian) at p; returns 1 when a
  * finite value overflowed (became +-Inf, or saturated for an integer
  * type; NaN into an integer type gives 0 and counts too). Supported: F64

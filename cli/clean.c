@@ -854,14 +854,19 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
     cli_clean_entry_t *e = &c->r.e[i];
     na_tensor_t t;
     na_err_t err = {{0}};
-    uint64_t rows = e->ct.rows;
-    uint8_t *own = malloc(rows ? (size_t)rows : 1);
-    if (!own) {
+    uint64_t rows = e->ct.rows, nf = e->ct.nfeat;
+    uint8_t *own = malloc(rows ? (size_t)rows : 1), *pass = malloc(nf ? (size_t)nf : 1);
+    if (!own || !pass) {
+        free(own);
+        free(pass);
         cli_error(c->r.input, "out of memory");
         return 4;
     }
     for (uint64_t r = 0; r < rows; r++)
         own[r] = na_clean_row(&e->ct, r) == 1 || na_clean_row(&e->ct, r) == 2;
+    /* whether a feature has finite values is the input's (first fit) */
+    for (uint64_t f = 0; f < nf; f++)
+        pass[f] = (uint8_t)e->ct.feat[f].passthrough;
     na_clean_tensor_free(&e->ct);
     memset(&e->ct, 0, sizeof e->ct);
     na_status_t st = na_input_tensor(c->in, i, &t, &err);
@@ -873,9 +878,16 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
                              &e->ct, why, sizeof why)) {
             cli_error(c->o->clean.apply_params, "%s", why);
             free(own);
+            free(pass);
             return 2;
         }
     }
+    if (st == NA_OK && !e->ct.fixed && e->ct.nfeat == nf) {
+        for (uint64_t f = 0; f < nf; f++)
+            e->ct.feat[f].passthrough = pass[f];
+        e->ct.pass_known = 1;
+    }
+    free(pass);
     if (st == NA_OK) {
         for (uint64_t r = 0; r < rows; r++)
             if (u[r] && !own[r])

@@ -1790,7 +1790,7 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
     fit_fold(&F);
     int any_pass = 0;
     for (uint64_t f = 0; f < nf; f++) {
-        if (!ct->fixed) /* zero and value=X need no statistic: they fill it too */
+        if (!ct->fixed && !ct->pass_known) /* zero and value=X need no statistic: they fill it too */
             ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > F.s0[f].missing &&
                                       o->nonfinite != NA_NF_ZERO && o->nonfinite != NA_NF_VALUE;
         else if (ct->feat[f].passthrough && F.s0[f].finite) {
@@ -1804,7 +1804,7 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
         any_pass |= ct->feat[f].passthrough;
         ct->passthrough += (uint64_t)ct->feat[f].passthrough;
     }
-    if (nf_drop && any_pass && !ct->fixed) {
+    if (nf_drop && any_pass && !ct->fixed && !ct->pass_known) {
         /* Re-mark ignoring the features with no finite value (issue 4:
          * they must not empty the dataset). */
         for (uint64_t q = 0; q < (ct->rows + 3) / 4; q++) {

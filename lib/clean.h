@@ -148,6 +148,12 @@ typedef struct na_clean_tensor {
                             * in step 1, 2 in step 2, NA_CLEAN_ROW_JOINT dropped
                             * with a partner; (rows + 3) / 4 bytes */
     int fixed;             /* feat came from --apply-params: not estimated */
+    /* feat[].passthrough set by the caller, not from the rows fitted: a
+     * --together refit (cli/clean.c refit_joint), where a feature whose
+     * finite values only partners drop still has finite values - it is
+     * not one "with no finite value at all" (issue 4), and its own NaN
+     * rows still drop (a NaN was kept; round 32a) */
+    int pass_known;
     uint64_t dropped_nf, dropped_out;  /* rows dropped by step 1 / step 2 */
     uint64_t dropped_joint; /* rows dropped because a --together partner dropped them */
     uint64_t replaced_nf;  /* non-finite values replaced (zero/mean/value) */

@@ -54,4 +54,39 @@ assert d["y"] == {"nonfinite": 0, "outliers": 0, "together": 3, "total": 3, "fir
 o = np.load("out.npz")
 assert np.array_equal(o["x"], x[~u]) and np.array_equal(o["y"], f["y"][~u])
 PY
+
+# Round 32a: a member whose finite rows only its partner drops still has
+# finite values, so it is no feature "with no finite value at all" and its
+# NaN rows still drop. Before, the refit took x for one: (1) x's NaN row 1
+# was written (y drops 0 and 2); (2) x stopped dropping row 0, which then
+# came back into y's statistics, the fit never settled and all 5 samples
+# went, exit 0, each member reporting only "together" drops. Expected by
+# the rule above: (1) every row; (2) x drops 0, y (fitted on 9 8 0 0)
+# drops 1, 3 samples kept.
+"$NA_PYTHON" - <<'PY' || fail "making the passthrough inputs"
+import numpy as np
+np.savez("p1.npz", x=np.array([[1.0], [np.nan], [1.0]]), y=np.array([8.0, 6.0, 5.0]))
+np.savez("p2.npz", x=np.array([[np.nan], [1.0], [1.0], [1.0], [1.0]]),
+         y=np.array([3.0, 9, 8, 0, 0]))
+PY
+expect_exit 0 "$NANAUDIT" clean p1.npz -o p1o.npz --zscore 0.5 --together x,y \
+    --max-drop-fraction 1 --format json
+cp "$T/stdout" p1.json
+expect_exit 0 "$NANAUDIT" clean p2.npz -o p2o.npz --zscore 1 --together x,y \
+    --max-drop-fraction 1 --format json
+cp "$T/stdout" p2.json
+"$NA_PYTHON" - <<'PY' || fail "a member whose finite rows its partner drops"
+import json
+import numpy as np
+d = {t["name"]: t for t in json.load(open("p1.json"))["tensors"]}
+assert d["x"]["samples_dropped"]["nonfinite"] == 1 and d["x"]["warnings"] == [], d["x"]
+assert d["y"]["samples_dropped"]["outliers"] == 2, d["y"]
+o = np.load("p1o.npz")
+assert o["x"].shape == (0, 1) and o["y"].shape == (0,), (o["x"], o["y"])
+d = {t["name"]: t["samples_dropped"] for t in json.load(open("p2.json"))["tensors"]}
+assert d["x"] == {"nonfinite": 1, "outliers": 0, "together": 1, "total": 2, "first": [0, 1]}, d
+assert d["y"] == {"nonfinite": 0, "outliers": 1, "together": 1, "total": 2, "first": [0, 1]}, d
+o = np.load("p2o.npz")
+assert o["x"].tolist() == [[1.0]] * 3 and o["y"].tolist() == [8.0, 0.0, 0.0], (o["x"], o["y"])
+PY
 pass

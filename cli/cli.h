@@ -99,6 +99,13 @@ extern int cli_stdout_closed;
  * (`| head`) is not a failure: stdout is then /dev/null. main.c. */
 int cli_stdout_failed(void);
 
+/* threads.c: before a scan or clean, start o's OpenMP threads (--threads,
+ * else every core) as the pool libgomp keeps, after trying them with
+ * POSIX threads: when fewer can run (RLIMIT_AS, RLIMIT_NPROC, pids.max),
+ * one warning and o->threads = o->open.threads = that many, instead of
+ * libgomp's exit(1) in the middle of the run. */
+void cli_threads_start(cli_opts_t *o);
+
 /* exitcode.c */
 int cli_exit_for_status(na_status_t s);  /* 0, 2, 3 or 4 */
 int cli_exit_merge(int a, int b);        /* precedence 4 > 3 > 1 > 0 */

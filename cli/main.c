@@ -7,6 +7,7 @@
 
 #include <errno.h>  /* errno, EBADF */
 #include <fcntl.h>  /* fcntl, open */
+#include <openssl/crypto.h> /* OPENSSL_init_crypto */
 #include <poll.h>   /* poll, POLLERR */
 #include <signal.h> /* signal, SIGPIPE */
 #include <stdio.h>  /* printf */
@@ -41,6 +42,8 @@ static int dispatch(int argc, char **argv)
     } else if (rc == 0 && !o.cmd) {
         rc = cli_usage(CLI_GLOBAL, "no command given");
     } else if (rc == 0) {
+        if (o.cmd != CLI_INFO)
+            cli_threads_start(&o);
         rc = o.cmd == CLI_SCAN ? cli_scan(&o) : (o.cmd == CLI_CLEAN ? cli_clean(&o) : cli_info(&o));
     }
     free(o.inputs);
@@ -93,6 +96,11 @@ int cli_stdout_failed(void)
 
 int main(int argc, char **argv)
 {
+    /* No OpenSSL clean-up at exit: an exit() while clean's hashing thread
+     * is inside libcrypto (an error path, a library's fatal exit) freed
+     * its tables under that thread, which crashed (exit 139; round 32b).
+     * The process is ending: the kernel frees it all. */
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
     cli_sigbus_install();
     /* A reader that closes the pipe (`| head`) makes a write fail with
      * EPIPE, which cli_stdout_failed tells from a full or closed standard

@@ -1544,9 +1544,16 @@ static int write_output(crun_t *c)
         return 4;
     }
     g_tmp_live = 1;
+    /* Permission bits as cp(1) gives them: a replaced OUT's (--force),
+     * else the input's less the umask - a private 0600 checkpoint made a
+     * 0644 copy (round 32b). */
     mode_t um = umask(0);
     umask(um);
-    fchmod(fd, 0666 & ~um);
+    struct stat ob;
+    mode_t mode = stat(outp, &ob) == 0 && S_ISREG(ob.st_mode) ? ob.st_mode
+                  : c->have_in_st                             ? c->in_st.st_mode & ~um
+                                                              : 0666 & ~um;
+    fchmod(fd, mode & 0777);
 
     wlist_t wl;
     na_err_t err = {{0}};

@@ -201,7 +201,7 @@ static na_status_t npz_open(const char *path, int fd, const na_open_opts_t *o,
         st = na_err_set(err, NA_E_NOMEM, "out of memory");
     if (st == NA_OK) {
         int fd2 = na_zip_dup_fd(z->zip);
-        st = fd2 < 0 ? na_err_set(err, NA_E_IO, "dup failed: %s", strerror(errno))
+        st = fd2 < 0 ? na_err_set(err, na_errno_status(errno), "dup failed: %s", strerror(errno))
                      : na_map_open(fd2, z->base.file_size, win, &z->map, err);
     }
     if (st == NA_OK)

@@ -388,7 +388,8 @@ static na_status_t open_input(npz_writer_t *z, const char *path, na_err_t *err)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0) {
-        na_status_t st = na_err_set(err, NA_E_IO, "cannot re-open the input archive '%s': %s",
+        na_status_t st = na_err_set(err, na_errno_status(errno),
+                                    "cannot re-open the input archive '%s': %s",
                                     path, strerror(errno));
         if (fd >= 0)
             close(fd);

@@ -286,11 +286,6 @@ static const char *file_type_str(mode_t m)
     return "special file";
 }
 
-static na_status_t errno_status(int e)
-{
-    return (e == ENOENT || e == ENOTDIR) ? NA_E_NOTFOUND : e == ENOMEM ? NA_E_NOMEM : NA_E_IO;
-}
-
 static na_status_t sniff_fd(int fd, int raw_mode, na_probe_t *p, na_err_t *err)
 {
     if (raw_mode) { /* an empty file too: raw.c decides (a --shape of 0 elements) */
@@ -334,7 +329,7 @@ na_status_t na_probe_path(const char *path, int raw_mode, na_probe_t *p, int *fd
         if (errno == ENOENT && strcmp(path, "-") == 0)
             return na_err_set(err, NA_E_NOTFOUND, "%s (standard input is not read: give a "
                               "file path; a file named '-' is ./-)", strerror(errno));
-        return na_err_set(err, errno_status(errno), "%s", strerror(errno));
+        return na_err_set(err, na_errno_status(errno), "%s", strerror(errno));
     }
     if (!S_ISREG(sb.st_mode))
         return na_err_set(err, NA_E_IO, "not a regular file (%s)", file_type_str(sb.st_mode));
@@ -342,7 +337,7 @@ na_status_t na_probe_path(const char *path, int raw_mode, na_probe_t *p, int *fd
      * stat and open; fstat below re-checks what was opened. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return na_err_set(err, errno_status(errno), "%s", strerror(errno));
+        return na_err_set(err, na_errno_status(errno), "%s", strerror(errno));
     na_status_t st = NA_OK;
     if (fstat(fd, &sb) != 0)
         st = na_err_set(err, NA_E_IO, "%s", strerror(errno));

@@ -486,7 +486,7 @@ static na_status_t open_zip(torch_input_t *ti, int fd, na_err_t *err)
     if (st != NA_OK)
         return st;
     int fd2 = na_zip_dup_fd(ti->zip);
-    st = fd2 < 0 ? na_err_set(err, NA_E_IO, "dup failed: %s", strerror(errno))
+    st = fd2 < 0 ? na_err_set(err, na_errno_status(errno), "dup failed: %s", strerror(errno))
                  : na_map_open(fd2, ti->base.file_size, ti->win, &ti->map, err);
     if (st != NA_OK)
         return st;

@@ -400,7 +400,7 @@ static char **list_dir(const char *dir, size_t *n, na_status_t *st, na_err_t *er
     *st = NA_OK;
     DIR *d = opendir(dir);
     if (d == NULL) {
-        *st = na_err_set(err, errno == ENOENT ? NA_E_NOTFOUND : NA_E_IO, "%s", strerror(errno));
+        *st = na_err_set(err, na_errno_status(errno), "%s", strerror(errno));
         return NULL;
     }
     char **names = NULL;

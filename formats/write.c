@@ -280,7 +280,8 @@ static na_status_t sha_file(const char *path, char hex[65], const atomic_int *st
     hex[0] = '\0';
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return na_err_set(err, NA_E_IO, "cannot open for SHA-256: %s", strerror(errno));
+        return na_err_set(err, na_errno_status(errno), "cannot open for SHA-256: %s",
+                          strerror(errno));
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     na_sha_t *s = na_sha_new();
     uint8_t *buf = malloc(NA_WBUF);

@@ -53,6 +53,11 @@ const char *na_status_str(na_status_t s);
 /* Exit code of DESIGN.md for a status: OK 0, USAGE 2, IO/FORMAT/
  * UNSUPPORTED/NOTFOUND 3, NOMEM/WRITE/INTERNAL 4. */
 int na_status_exit_code(na_status_t s);
+/* The status of a system call on an input that failed with errno e:
+ * NA_E_NOTFOUND for ENOENT and ENOTDIR; NA_E_NOMEM for ENOMEM; the
+ * environment's limits (EMFILE, ENFILE: descriptors; EAGAIN) NA_E_INTERNAL,
+ * exit 4, not the input's fault; NA_E_IO (exit 3) otherwise. */
+na_status_t na_errno_status(int e);
 
 /* One-line error message buffer. Messages never contain a newline. */
 #define NA_ERR_LEN 512

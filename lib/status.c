@@ -9,6 +9,7 @@
  */
 #include "nanaudit.h"
 
+#include <errno.h>  /* ENOENT, EMFILE */
 #include <stdarg.h> /* va_list */
 #include <stdio.h>  /* vsnprintf */
 #include <string.h> /* strlen */
@@ -45,6 +46,19 @@ int na_status_exit_code(na_status_t s)
     /* A value outside the enum is a bug somewhere: report it as internal
      * rather than as success or as a problem with the input. */
     return 4;
+}
+
+na_status_t na_errno_status(int e)
+{
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR: return NA_E_NOTFOUND;
+    case ENOMEM: return NA_E_NOMEM;
+    case EMFILE:
+    case ENFILE:
+    case EAGAIN: return NA_E_INTERNAL;
+    default: return NA_E_IO;
+    }
 }
 
 /* Make msg safe to print on one terminal line: every C0 control, DEL,

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <string.h>
 
 #include "nanaudit.h"
@@ -91,6 +92,21 @@ static void test_err_set_truncates(void **state)
     assert_int_equal(err.msg[NA_ERR_LEN - 2], '?');
 }
 
+/* A failed system call: the environment's limits are exit 4, not the
+ * input's fault (round 32b: ulimit -n 4 made a .npz "unreadable"). */
+static void test_errno_status(void **state)
+{
+    (void)state;
+    assert_int_equal(na_errno_status(ENOENT), NA_E_NOTFOUND);
+    assert_int_equal(na_errno_status(ENOTDIR), NA_E_NOTFOUND);
+    assert_int_equal(na_errno_status(ENOMEM), NA_E_NOMEM);
+    assert_int_equal(na_status_exit_code(na_errno_status(EMFILE)), 4);
+    assert_int_equal(na_status_exit_code(na_errno_status(ENFILE)), 4);
+    assert_int_equal(na_status_exit_code(na_errno_status(EAGAIN)), 4);
+    assert_int_equal(na_errno_status(EIO), NA_E_IO);
+    assert_int_equal(na_errno_status(EACCES), NA_E_IO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -98,6 +114,7 @@ int main(void)
         cmocka_unit_test(test_err_set_formats),
         cmocka_unit_test(test_err_set_one_line),
         cmocka_unit_test(test_err_set_truncates),
+        cmocka_unit_test(test_errno_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

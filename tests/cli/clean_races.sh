@@ -88,4 +88,24 @@ if [ -d /sys ] && ! touch /sys/nanaudit-probe 2>/dev/null; then
     [ -z "$(cat "$T/stdout")" ] || fail "/sys failed after the fitting"
     expect_exit 4 "$N" clean --dtype F64 in.f64 -o /sys/x.f64 --dry-run
 fi
+
+# 7. a signal right after the rename (the copy complete and in place):
+# dropped, exit 0, as if it came after the run (round 32b: the status said
+# killed, 143, over a finished output, and a rerun failed on it)
+NANAUDIT_TEST_STOP_PUBLISHED=1 "$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/g.f64 \
+    --normalize minmax \
+    >"$T/stdout" 2>"$T/stderr" </dev/null &
+PID=$!
+wait_stopped "$PID"
+kill -TERM "$PID"
+kill -INT "$PID"
+resume 0
+expect_stdout_contains "written: out/g.f64 (verified)"
+"$NA_PYTHON" -c "
+import numpy as np
+x = np.fromfile('in.f64').reshape(4096, 16)
+want = (x - x.min(0)) / (x.max(0) - x.min(0))
+assert np.array_equal(np.fromfile('out/g.f64').reshape(4096, 16), want)" \
+    || fail "the copy published before the signal"
+no_tmp
 pass

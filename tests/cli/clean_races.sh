@@ -108,4 +108,14 @@ want = (x - x.min(0)) / (x.max(0) - x.min(0))
 assert np.array_equal(np.fromfile('out/g.f64').reshape(4096, 16), want)" \
     || fail "the copy published before the signal"
 no_tmp
+
+# 8. temporary files a killed clean left for the same OUT name (SIGKILL
+# cannot be caught): named in a warning, never removed; others' ignored
+echo partial >out/.nanaudit-tmp-AbC123-h.f64
+echo partial >out/.nanaudit-tmp-XyZ789-h.f64
+echo other >out/.nanaudit-tmp-AbC123-other.f64
+expect_exit 0 "$N" clean --dtype F64 in.f64 -o out/h.f64
+assert_eq "$(cat "$T/stderr")" "nanaudit: warning: out/h.f64: 2 temporary file(s) of an earlier clean to this name in 'out' (.nanaudit-tmp-AbC123-h.f64, ...; 16 bytes): left by a clean that was killed, or one running now; remove them if none is" "the leftovers' warning"
+assert_eq "$(ls -A out | grep -c nanaudit-tmp)" 3 "leftovers kept"
+rm out/.nanaudit-tmp-*
 pass

@@ -1678,6 +1678,14 @@ static int write_output(crun_t *c)
             if (na_writer_wants(w, j))
                 st = copy_tensor(c, src[j], w, wt[j].bytes, &err);
         }
+        /* a failed write (a full disk) names the tensor whose bytes were
+         * going out, as the HDF5 writer's lines do already */
+        size_t nl = e->name ? strlen(e->name) : 0;
+        if (st == NA_E_WRITE && nl && !(strncmp(err.msg, e->name, nl) == 0 && err.msg[nl] == ':')) {
+            char why[NA_ERR_LEN];
+            snprintf(why, sizeof why, "%s", err.msg);
+            na_err_set(&err, st, "%s: %s", e->name, why);
+        }
         /* zeros stood in for what the input lost (cli/sigbus.c), or a
          * copy straight from its mapping found the bytes gone (write.c) */
         if ((st == NA_OK && shrank(c)) ||

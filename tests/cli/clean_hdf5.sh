@@ -65,7 +65,7 @@ fi
 
 # the writer's libhdf5 process crashes: one line, exit 4, nothing left
 expect_exit 4 env NANAUDIT_HDF5_WRITE_FAULT=segv "$N" clean in.h5 -o out/crash.h5 --normalize minmax
-expect_stderr_contains "nanaudit: out/crash.h5: libhdf5 crashed while writing the copy: SIGSEGV; nothing written"
+expect_stderr_contains "nanaudit: out/crash.h5: /small: libhdf5 crashed while writing the copy: SIGSEGV; nothing written"
 assert_eq "$(wc -l <"$T/stderr")" "1" "one line of error"
 [ ! -e out/crash.h5 ] || fail "output after a crash"
 no_tmp out "crash"
@@ -73,7 +73,7 @@ no_tmp out "crash"
 # ... or hangs: stopped after --hdf5-timeout, one line, exit 4
 expect_exit 4 env NANAUDIT_HDF5_WRITE_FAULT=hang "$N" clean in.h5 -o out/hang.h5 --normalize minmax \
     --hdf5-timeout 0.5
-expect_stderr_contains "nanaudit: out/hang.h5: libhdf5 did not answer within 0.5 s (--hdf5-timeout): writer stopped; nothing written"
+expect_stderr_contains "nanaudit: out/hang.h5: /small: libhdf5 did not answer within 0.5 s (--hdf5-timeout): writer stopped; nothing written"
 [ ! -e out/hang.h5 ] || fail "output after a hang"
 no_tmp out "hang"
 

@@ -47,7 +47,7 @@ if ! nm "$N" 2>/dev/null | grep -q '__tsan_init'; then
     (ulimit -f 64; exec "$N" clean big.npz -o out/big.npz --normalize minmax) \
         >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
     assert_eq "$LAST_RC" "4" "exit code under RLIMIT_FSIZE"
-    expect_stderr_contains "nanaudit: out/big.npz: write error: File too large; nothing written"
+    expect_stderr_contains "nanaudit: out/big.npz: a: write error: File too large; nothing written"
     [ ! -e out/big.npz ] || fail "partial output after a write error"
     no_tmp out "write error"
 fi

@@ -36,7 +36,7 @@ if ! nm "$N" 2>/dev/null | grep -q '__tsan_init'; then
     (ulimit -f 64; exec "$N" clean in.safetensors -o out/big.safetensors --normalize minmax) \
         >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
     assert_eq "$LAST_RC" "4" "exit code under RLIMIT_FSIZE"
-    expect_stderr_contains "out/big.safetensors: write error: File too large; nothing written"
+    expect_stderr_contains "out/big.safetensors: a: write error: File too large; nothing written"
     [ ! -e out/big.safetensors ] || fail "partial output after a write error"
     assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after a write error"
 fi

@@ -1696,8 +1696,11 @@ static int write_output(crun_t *c)
         }
     }
     /* NA_E_IO here is a read of the input that failed (it shrank while
-     * being read: formats/mapfile.c); the line names the input, not OUT. */
-    if (st == NA_E_IO)
+     * being read: formats/mapfile.c), NA_E_FORMAT one its reader refused
+     * (libhdf5 crashed or stopped reading it: "crashed reading this file"
+     * named OUT; round 32b); the line names the input, not OUT. Writers
+     * fail with NA_E_WRITE, NOMEM, INTERNAL or USAGE (write.h). */
+    if (st == NA_E_IO || st == NA_E_FORMAT)
         who = c->r.input;
     if (st == NA_OK && na_writer_late_meta(w))
         st = late_meta(c, w, prov, &err);

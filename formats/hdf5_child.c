@@ -2794,16 +2794,21 @@ static void c_fill(child_t *c, const h5p_read_t *rq)
 }
 
 /* Fault injection for the tests of crash isolation (tests/cli/hdf5_*.sh):
- * NANAUDIT_HDF5_FAULT=segv|abort|hang[@read] makes this process crash or
- * hang at open (default) or at the first data read, as libhdf5 does on
- * some hostile files. Nothing else reads it. */
+ * NANAUDIT_HDF5_FAULT=segv|abort|hang[@read[:N]] makes this process crash
+ * or hang at open (default), at the first data read or at the N-th (a
+ * later pass: clean's write pass), as libhdf5 does on some hostile files.
+ * Nothing else reads it. */
 static void c_fault(const char *when)
 {
+    static unsigned long reads;
     const char *f = getenv("NANAUDIT_HDF5_FAULT");
     if (f == NULL)
         return;
     const char *at = strchr(f, '@');
-    if (strcmp(at != NULL ? at + 1 : "open", when) != 0)
+    size_t wl = at != NULL ? strcspn(at + 1, ":") : 4;
+    if (strncmp(at != NULL ? at + 1 : "open", when, wl) != 0 || when[wl] != '\0')
+        return;
+    if (at != NULL && at[1 + wl] == ':' && ++reads < strtoul(at + 2 + wl, NULL, 10))
         return;
     size_t n = at != NULL ? (size_t)(at - f) : strlen(f);
     if (n == 4 && strncmp(f, "segv", 4) == 0)

@@ -70,6 +70,16 @@ assert_eq "$(wc -l <"$T/stderr")" "1" "one line of error"
 [ ! -e out/crash.h5 ] || fail "output after a crash"
 no_tmp out "crash"
 
+# the reader's libhdf5 crashes in the write pass (its second read of /x):
+# the input's fault, exit 3, and the line names the input, not OUT (it
+# said "out/rcrash.h5: ... crashed reading this file"; round 32b)
+expect_exit 3 env NANAUDIT_HDF5_FAULT=segv@read:2 "$N" clean in.h5 -o out/rcrash.h5 \
+    --normalize minmax --include /x
+assert_eq "$(cat "$T/stderr")" "nanaudit: in.h5: /x: libhdf5 crashed reading this file: SIGSEGV; nothing written" "reader crash in the write pass"
+expect_stdout_contains "/x: F64 -> F64"
+[ ! -e out/rcrash.h5 ] || fail "output after a reader crash"
+no_tmp out "reader crash"
+
 # ... or hangs: stopped after --hdf5-timeout, one line, exit 4
 expect_exit 4 env NANAUDIT_HDF5_WRITE_FAULT=hang "$N" clean in.h5 -o out/hang.h5 --normalize minmax \
     --hdf5-timeout 0.5

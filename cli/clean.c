@@ -869,6 +869,13 @@ static int fit_all(crun_t *c)
                             "%s: %s values reach 2^53 or beyond, which clean's double "
                             "arithmetic cannot carry exactly; --exclude '%s' copies it unchanged",
                             t.name, na_dtype_name(e->dtype), t.name);
+        /* the input cut while this tensor was read: its line names the
+         * tensor and says nothing is written, as for the write pass (it
+         * said only "in.safetensors: the file shrank ..."; round 32b) */
+        if (st == NA_E_IO && !strcmp(err.msg, NA_MAP_SHRANK_MSG)) {
+            c->r.n = i + 1;
+            return cli_exit_merge(rc, entry_shrank(c, e));
+        }
         if (st != NA_OK) {
             entry_failed(e, err.msg);
             cli_error(c->r.input, "%s", err.msg);

@@ -9,7 +9,7 @@
 #  - a copied deflated member whose data, by its central directory size,
 #    runs past the end of the file (a local extra field of 1000 bytes
 #    moves it there; the scan reads only its header): exit 3, the one-line
-#    message, nothing written.
+#    message naming the input (its damage: round 32b), nothing written.
 # Archives laid out by tests/tools/gen_zip64_bad.py's helpers.
 . "$(dirname "$0")/helpers.sh"
 cd "$T" || exit 1
@@ -54,7 +54,7 @@ blob = archive([lx, ly], [central(b"x.npy", 8, zlib.crc32(x), len(px), len(x), 0
                          central(b"y.npy", 8, zlib.crc32(y), len(py) + 224, len(y), len(lx))])
 open("past_eof.npz", "wb").write(blob)
 open("past_eof.msg", "w").write(  # its data: after x, y's local header, name and extra
-    f"nanaudit: out.npz: zip: member 'y.npy' ({len(py) + 224} bytes at offset "
+    f"nanaudit: past_eof.npz: zip: member 'y.npy' ({len(py) + 224} bytes at offset "
     f"{len(lx) + 30 + 5 + 1000}) runs past the end of the file ({len(blob)} bytes); "
     "nothing written\n")
 PY

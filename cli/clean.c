@@ -549,8 +549,12 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
     if (!na_dtype_is_float(e->ct.out_dtype))
         snprintf(pt, sizeof pt, "feature(s) without any finite value (%s cannot hold NaN)",
                  na_dtype_name(e->ct.out_dtype));
-    if (e->ct.passthrough)
-        warn(e, (unsigned long long)e->ct.passthrough, pt);
+    if (e->ct.passthrough > e->ct.passthrough_left)
+        warn(e, (unsigned long long)(e->ct.passthrough - e->ct.passthrough_left), pt);
+    if (e->ct.passthrough_left)
+        warn(e, (unsigned long long)e->ct.passthrough_left,
+             "feature(s) whose finite values lie only in samples their --together partners "
+             "drop, left without a mean to fill with, passed through unchanged");
     /* With --apply-params the constant is the fit's, not this data's: a
      * varied column mapped to one value must not read as constant data
      * (eighteenth fresh-user round). */
@@ -929,7 +933,7 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
         own[r] = na_clean_row(&e->ct, r) == 1 || na_clean_row(&e->ct, r) == 2;
     /* whether a feature has finite values is the input's (first fit) */
     for (uint64_t f = 0; f < nf; f++)
-        pass[f] = (uint8_t)e->ct.feat[f].passthrough;
+        pass[f] = e->ct.feat[f].passthrough == 1; /* not 2: decided per fit */
     na_clean_tensor_free(&e->ct);
     memset(&e->ct, 0, sizeof e->ct);
     na_status_t st = na_input_tensor(c->in, i, &t, &err);

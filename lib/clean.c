@@ -1793,13 +1793,19 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
         if (!ct->fixed && !ct->pass_known) /* zero and value=X need no statistic: they fill it too */
             ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > F.s0[f].missing &&
                                       o->nonfinite != NA_NF_ZERO && o->nonfinite != NA_NF_VALUE;
-        else if (ct->feat[f].passthrough && F.s0[f].finite) {
+        else if (ct->fixed && ct->feat[f].passthrough && F.s0[f].finite) {
             /* fitted without finite values: no parameters for these */
             st = na_err_set(err, NA_E_USAGE, "%s: feature %llu had no finite value when the "
                             "parameters were fitted, and has %llu here: they cannot clean it "
                             "(fit again, or --exclude it)", t->name, (unsigned long long)f,
                             (unsigned long long)F.s0[f].finite);
             goto out;
+        }
+        if (ct->pass_known && !ct->fixed && !ct->feat[f].passthrough &&
+            o->nonfinite == NA_NF_MEAN && F.s0[f].finite == 0 &&
+            F.s0[f].elements > F.s0[f].missing) {
+            ct->feat[f].passthrough = 2; /* nothing left to take a mean of */
+            ct->passthrough_left++;
         }
         any_pass |= ct->feat[f].passthrough;
         ct->passthrough += (uint64_t)ct->feat[f].passthrough;

@@ -124,7 +124,8 @@ void na_clean_opts_init(na_clean_opts_t *o);
 /* Parameters of one feature: everything a step uses. Saved by
  * --save-params and given back by --apply-params. NaN = not defined. */
 typedef struct na_clean_feat {
-    int passthrough;      /* no finite value: every step leaves it alone */
+    int passthrough;      /* no finite value: every step leaves it alone (1;
+                           * 2: none left by --together partners, passthrough_left) */
     double nf_fill;       /* step 1 replacement (zero: 0, mean: mean, value: X) */
     double center, scale; /* step 2: mean/std (zscore) or median/MAD (mad) */
     double meanad;        /* mad: mean |x - median|, the MAD == 0 fallback */
@@ -161,6 +162,11 @@ typedef struct na_clean_tensor {
     uint64_t clipped, nanned, flagged;
     uint64_t overflow;     /* finite results that do not fit out_dtype */
     uint64_t passthrough, constant; /* features without finite values / constant at step 3 */
+    /* Of passthrough: features whose finite values lie only in samples
+     * their --together partners drop (pass_known), with --nonfinite mean,
+     * which has no mean to fill with (a NaN mean filled, and the fit
+     * refused it as "overflows a double"; round 33a) */
+    uint64_t passthrough_left;
     /* CF missing data (na_tensor_t.missing, --missing auto): the finite
      * markers and their values as written in out_dtype (decoded back).
      * n_missing == 0: markers are ordinary values (--missing none, or

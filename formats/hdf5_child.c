@@ -1702,8 +1702,10 @@ static int c_open_cur(child_t *c, uint64_t entry)
         H5Dclose(c->cur);
     /* A chunk cache that holds the chunks a window boundary cuts, so no
      * chunk is inflated twice by consecutive windows. */
+    c_ent_t *e = &c->ents[entry];
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    H5Pset_chunk_cache(dapl, 12421, (size_t)64 << 20, 1.0);
+    na_h5c_chunk_cache(dapl, e->ndim, e->shape, e->chunked ? e->chunk : NULL,
+                       (size_t)e->esize * (e->per ? e->per : 1));
     c->cur = H5Dopen2(c->file, c->ents[entry].dset, dapl);
     H5Pclose(dapl);
     c->cur_ent = entry;
@@ -2922,6 +2924,40 @@ uint64_t na_h5c_range_rows(int ndim, const uint64_t *shape, const uint64_t *chun
         across = across <= UINT64_MAX / g ? across * g : UINT64_MAX;
     }
     return chunk[0] * (across < NA_H5_RANGE_CHUNKS ? NA_H5_RANGE_CHUNKS / across : 1);
+}
+
+/* The first prime >= n (n < 2^40: trial division is a few microseconds). */
+static uint64_t prime_at_least(uint64_t n)
+{
+    for (n = n < 3 ? 3 : n | 1;; n += 2) {
+        int prime = 1;
+        for (uint64_t p = 3; prime && p * p <= n; p += 2)
+            prime = n % p != 0;
+        if (prime)
+            return n;
+    }
+}
+
+int na_h5c_chunk_cache(hid_t dapl, int ndim, const uint64_t *shape, const uint64_t *chunk,
+                       size_t esize)
+{
+    size_t bytes = (size_t)64 << 20, cb = esize ? esize : 1; /* bytes of one chunk */
+    uint64_t across = 1; /* chunks of one row of chunks */
+    for (int d = 0; chunk && d < ndim; d++) {
+        cb = chunk[d] && cb <= NA_H5_CACHE_MAX / chunk[d] ? cb * chunk[d] : NA_H5_CACHE_MAX;
+        uint64_t g = d && chunk[d] && shape[d] ? (shape[d] - 1) / chunk[d] + 1 : 1;
+        across = across <= UINT64_MAX / g ? across * g : UINT64_MAX;
+    }
+    if (chunk && ndim > 0)
+        bytes = across > NA_H5_CACHE_MAX / cb ? NA_H5_CACHE_MAX
+                : across * cb > bytes          ? across * cb
+                                               : bytes;
+    /* slots for the chunks of a row (not all that fit: one-element chunks
+     * would make a table of 64 Mi slots, 512 MiB), at most 2^20 slots */
+    uint64_t held = bytes / cb < across ? bytes / cb : across;
+    held = held < (1u << 18) ? held : (1u << 18);
+    size_t slots = (size_t)prime_at_least(held < 3106 ? 12421 : 4 * held);
+    return H5Pset_chunk_cache(dapl, slots, bytes, 0.0) < 0 ? -1 : 0;
 }
 
 void na_h5c_cause(char *buf, size_t cap) { h5_cause(buf, cap); }

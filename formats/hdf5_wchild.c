@@ -1974,8 +1974,16 @@ static int reopen_cached(wctx_t *c, wtgt_t *t)
     ssize_t n = want ? H5Iget_name(t->dset, path, sizeof path) : 0;
     if (n <= 0 || (size_t)n >= sizeof path)
         return 0; /* keep the handle as it is */
-    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    if (dapl < 0 || H5Pset_chunk_cache(dapl, 12421, (size_t)64 << 20, 1.0) < 0 ||
+    hid_t dcpl2 = H5Dget_create_plist(t->dset), dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    hsize_t ck[H5S_MAX_RANK];
+    uint64_t chunk[NA_MAX_NDIM];
+    int cn = dcpl2 >= 0 ? H5Pget_chunk(dcpl2, H5S_MAX_RANK, ck) : -1;
+    for (int d = 0; d < cn && d < NA_MAX_NDIM; d++)
+        chunk[d] = ck[d];
+    if (dcpl2 >= 0)
+        H5Pclose(dcpl2);
+    if (dapl < 0 ||
+        na_h5c_chunk_cache(dapl, t->ndim, t->shape, cn == t->ndim ? chunk : NULL, t->esize) < 0 ||
         H5Dclose(t->dset) < 0)
         t->dset = -1;
     else

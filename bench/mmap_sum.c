@@ -46,12 +46,12 @@ int main(int argc, char **argv)
     double t0 = omp_get_wtime(), sum = 0;
     if (eb == 4) {
         const float *f = (const float *)(const void *)d; /* data offset is 8-aligned here */
-#pragma omp parallel for num_threads(threads) reduction(+ : sum) schedule(static)
+#pragma omp parallel for simd num_threads(threads) reduction(+ : sum) schedule(static)
         for (size_t i = 0; i < n; i++)
             sum += f[i];
     } else {
         const uint16_t *h = (const uint16_t *)(const void *)d;
-#pragma omp parallel for num_threads(threads) reduction(+ : sum) schedule(static)
+#pragma omp parallel for simd num_threads(threads) reduction(+ : sum) schedule(static)
         for (size_t i = 0; i < n; i++)
             sum += h[i];
     }

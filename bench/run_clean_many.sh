@@ -17,7 +17,8 @@ set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-/tmp/nanaudit-bench}
 NANAUDIT=${NANAUDIT:-$SRC/build/nanaudit}
-PY=${NA_PYTHON:-$SRC/.venv/bin/python}
+. "$SRC/bench/lib.sh"
+PY=$(bench_python "$SRC")
 N=${N:-20000}
 REPEAT=${REPEAT:-3}
 mkdir -p "$DIR"

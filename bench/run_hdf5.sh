@@ -15,15 +15,21 @@
 #   (4) tests/data/real/hdf5/hdfgroup-tbigdims.h5 (4 GiB declared, 2 chunks
 #       of 1 KiB written): unallocated chunks counted, not read, vs reading
 #       them (NANAUDIT_HDF5_READ_ALL=1, one run: it takes ~40 s).
-# Env: NANAUDIT (default build/nanaudit), NA_PYTHON (default .venv/bin/python),
+# Env: NANAUDIT (default build/nanaudit), NA_PYTHON (default .venv/bin/python, else python3: bench/lib.sh),
 # SIZE_MB (1024), GZ_MB (256), NSMALL (1000), REPEAT (3), DIR (a temp dir).
 set -eu
 SRC="$(cd "$(dirname "$0")/.." && pwd)"
 NANAUDIT="${NANAUDIT:-$SRC/build/nanaudit}"
-PY="${NA_PYTHON:-$SRC/.venv/bin/python}"
+. "$SRC/bench/lib.sh"
+PY=$(bench_python "$SRC")
 SIZE_MB="${SIZE_MB:-1024}" GZ_MB="${GZ_MB:-256}" NSMALL="${NSMALL:-1000}" REPEAT="${REPEAT:-3}"
-DIR="${DIR:-$(mktemp -d "${TMPDIR:-/tmp}/na_bench_h5.XXXXXX")}"
-trap 'rm -rf "$DIR"' EXIT
+# a DIR of the caller's is made if missing and kept; a temporary one goes
+if [ -n "${DIR:-}" ]; then
+    mkdir -p "$DIR"
+else
+    DIR="$(mktemp -d "${TMPDIR:-/tmp}/na_bench_h5.XXXXXX")"
+    trap 'rm -rf "$DIR"' EXIT
+fi
 cc -O2 -fopenmp -o "$DIR/mmap_sum" "$SRC/bench/mmap_sum.c"
 "$PY" "$SRC/bench/hdf5_ref.py" gen "$DIR" "$SIZE_MB" "$GZ_MB" "$NSMALL"
 cat "$DIR"/*.h5 "$DIR"/*.safetensors "$DIR"/small/* >/dev/null

@@ -13,7 +13,8 @@ set -eu
 N="$1"
 D="${2:-/tmp/na_gzip_bench}"
 REPS="${3:-3}"
-PY="${NA_PYTHON:-$(dirname "$0")/../.venv/bin/python}"
+. "$(dirname "$0")/lib.sh"
+PY=$(bench_python "$(cd "$(dirname "$0")/.." && pwd)")
 mkdir -p "$D"
 cd "$D"
 "$PY" - <<'PY'

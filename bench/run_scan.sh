@@ -6,7 +6,7 @@
 #   bench/run_scan.sh [DIR]        files go to DIR (default /tmp/nanaudit-bench)
 #
 # Environment: NANAUDIT (default $BUILD/nanaudit), BUILD (default build/),
-# NA_PYTHON (default .venv/bin/python), THREADS (default 2), REPEAT (best
+# NA_PYTHON (default .venv/bin/python, else python3: bench/lib.sh), THREADS (default 2), REPEAT (best
 # of N, default 3), BIG=1 to add the 4 GiB file under `ulimit -v 1048576`.
 #
 # Measures, for the 1 GiB F32 file and the 512 MiB BF16 / F16 files (2^28
@@ -25,7 +25,8 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-/tmp/nanaudit-bench}
 BUILD=${BUILD:-$SRC/build}
 NANAUDIT=${NANAUDIT:-$BUILD/nanaudit}
-PY=${NA_PYTHON:-$SRC/.venv/bin/python}
+. "$SRC/bench/lib.sh"
+PY=$(bench_python "$SRC")
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-3}
 mkdir -p "$DIR"

@@ -9,12 +9,13 @@
 #
 # Needs Debian's python3-torch (scripts/setup.sh) for torch.save, and the
 # main venv for safetensors. Prints a table; never asserts timings.
-# Env: NANAUDIT (default build/nanaudit), NA_PYTHON (default .venv/bin/python).
+# Env: NANAUDIT (default build/nanaudit), NA_PYTHON (default .venv/bin/python, else python3: bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIB=${1:-1024}
 NANAUDIT=${NANAUDIT:-build/nanaudit}
-PY=${NA_PYTHON:-.venv/bin/python}
+. "$(dirname "$0")/lib.sh"
+PY=$(bench_python "$(cd "$(dirname "$0")/.." && pwd)")
 TPY=/usr/bin/python3
 W=$(mktemp -d "${TMPDIR:-/tmp}/natorch.XXXXXX")
 trap 'rm -rf "$W"' EXIT

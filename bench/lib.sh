@@ -18,3 +18,14 @@ bench_python() {
     fi
     echo "$py"
 }
+
+# bench_binary PATH: PATH made absolute (the scripts cd into their work
+# directory), or one line and exit 2 when it is not an executable file
+# (a missing binary was timed as 0.00 s; round 34b).
+bench_binary() {
+    if [ ! -x "$1" ] || [ -d "$1" ]; then
+        echo "bench: '$1' is not an executable nanaudit: build it first (README) or set NANAUDIT" >&2
+        exit 2
+    fi
+    (cd "$(dirname "$1")" && echo "$PWD/$(basename "$1")")
+}

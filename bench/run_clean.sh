@@ -24,6 +24,7 @@ BUILD=${BUILD:-$SRC/build}
 NANAUDIT=${NANAUDIT:-$BUILD/nanaudit}
 . "$SRC/bench/lib.sh"
 PY=$(bench_python "$SRC")
+NANAUDIT=$(bench_binary "$NANAUDIT")
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-3}
 mkdir -p "$DIR"

@@ -19,6 +19,7 @@ DIR=${1:-/tmp/nanaudit-bench}
 NANAUDIT=${NANAUDIT:-$SRC/build/nanaudit}
 . "$SRC/bench/lib.sh"
 PY=$(bench_python "$SRC")
+NANAUDIT=$(bench_binary "$NANAUDIT")
 N=${N:-20000}
 REPEAT=${REPEAT:-3}
 mkdir -p "$DIR"

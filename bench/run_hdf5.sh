@@ -22,6 +22,7 @@ SRC="$(cd "$(dirname "$0")/.." && pwd)"
 NANAUDIT="${NANAUDIT:-$SRC/build/nanaudit}"
 . "$SRC/bench/lib.sh"
 PY=$(bench_python "$SRC")
+NANAUDIT=$(bench_binary "$NANAUDIT")
 SIZE_MB="${SIZE_MB:-1024}" GZ_MB="${GZ_MB:-256}" NSMALL="${NSMALL:-1000}" REPEAT="${REPEAT:-3}"
 # a DIR of the caller's is made if missing and kept; a temporary one goes
 if [ -n "${DIR:-}" ]; then

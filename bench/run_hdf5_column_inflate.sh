@@ -8,12 +8,12 @@
 # path before) and with nanaudit inflating them on --threads threads
 # (the default), and h5py's f["x"][:] of the same file. Figures, never
 # assertions.
-#   bench/run_hdf5_column_inflate.sh NANAUDIT [DIR] [REPS]
+#   bench/run_hdf5_column_inflate.sh [NANAUDIT] [DIR] [REPS]   (NANAUDIT: build/nanaudit)
 set -eu
-N="$1"
+. "$(dirname "$0")/lib.sh"
+N=$(bench_binary "${1:-$(dirname "$0")/../build/nanaudit}")
 D="${2:-/tmp/na_gzip_bench}"
 REPS="${3:-3}"
-. "$(dirname "$0")/lib.sh"
 PY=$(bench_python "$(cd "$(dirname "$0")/.." && pwd)")
 mkdir -p "$D"
 cd "$D"

@@ -9,12 +9,12 @@
 # (BEFORE=path, e.g. a build of an older commit); and h5py writing the
 # cleaned values with the same chunks and filters (create_dataset and
 # close timed, not the read). Figures, never assertions.
-#   bench/run_hdf5_gzip_clean.sh NANAUDIT [DIR] [REPS]
+#   bench/run_hdf5_gzip_clean.sh [NANAUDIT] [DIR] [REPS]   (NANAUDIT: build/nanaudit)
 set -eu
-N="$1"
+. "$(dirname "$0")/lib.sh"
+N=$(bench_binary "${1:-$(dirname "$0")/../build/nanaudit}")
 D="${2:-/tmp/na_gzip_bench}"
 REPS="${3:-3}"
-. "$(dirname "$0")/lib.sh"
 PY=$(bench_python "$(cd "$(dirname "$0")/.." && pwd)")
 mkdir -p "$D"
 cd "$D"

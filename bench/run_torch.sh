@@ -14,8 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MIB=${1:-1024}
 NANAUDIT=${NANAUDIT:-build/nanaudit}
-. "$(dirname "$0")/lib.sh"
-PY=$(bench_python "$(cd "$(dirname "$0")/.." && pwd)")
+. bench/lib.sh # the cd above: the repository's root
+PY=$(bench_python "$PWD")
+NANAUDIT=$(bench_binary "$NANAUDIT")
 TPY=/usr/bin/python3
 W=$(mktemp -d "${TMPDIR:-/tmp}/natorch.XXXXXX")
 trap 'rm -rf "$W"' EXIT

@@ -1248,6 +1248,9 @@ static na_status_t sink(void *ud, const void *buf, size_t len, na_err_t *err)
               : !strcmp(sig, "USR1") ? SIGUSR1
               : !strcmp(sig, "XCPU") ? SIGXCPU
               : !strcmp(sig, "SYS")  ? SIGSYS
+              : !strcmp(sig, "PWR")  ? SIGPWR
+              : !strcmp(sig, "IO")   ? SIGIO
+              : !strcmp(sig, "STKFLT") ? SIGSTKFLT
               : !strcmp(sig, "KILL") ? SIGKILL
               : !strcmp(sig, "BUS")  ? SIGBUS
               : !strcmp(sig, "STOP") ? SIGSTOP /* clean_races.sh acts, then continues it */
@@ -1613,14 +1616,15 @@ static int write_output(crun_t *c)
     g_tmp_live = 1;
     /* Permission bits as cp(1) gives them: a replaced OUT's (--force),
      * else the input's less the umask - a private 0600 checkpoint made a
-     * 0644 copy (round 32b). */
+     * 0644 copy (round 32b). Set just before the rename: the file stays
+     * 0600 while it is written and read back (a 0444 input's mode made the
+     * HDF5 writer's open of it by name fail; round 34b). */
     mode_t um = umask(0);
     umask(um);
     struct stat ob;
     mode_t mode = stat(outp, &ob) == 0 && S_ISREG(ob.st_mode) ? ob.st_mode
                   : c->have_in_st                             ? c->in_st.st_mode & ~um
                                                               : 0666 & ~um;
-    fchmod(fd, mode & 0777);
 
     wlist_t wl;
     na_err_t err = {{0}};
@@ -1742,6 +1746,8 @@ static int write_output(crun_t *c)
     if (st == NA_OK && na_map_shrinks() != before_verify)
         st = na_err_set(&err, NA_E_WRITE, "verification: the written file shrank while it was "
                         "read back (truncated by another process?)");
+    if (st == NA_OK && chmod(g_tmp, mode & 0777) != 0)
+        st = na_err_set(&err, NA_E_WRITE, "chmod: %s", strerror(errno));
     if (st == NA_OK) {
         g_commit = 1;
         st = publish(g_tmp, outp, c->o->clean.force, &err);

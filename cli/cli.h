@@ -122,11 +122,12 @@ void cli_sigbus_unlink(const char *path, volatile sig_atomic_t *live);
 /* The signals whose default action ends the run and that an owner of a
  * temporary file catches to remove it (signal(7): INT, TERM, HUP, QUIT,
  * USR1, USR2, ALRM, VTALRM, XCPU - a CPU-time limit -, SYS - a seccomp
- * filter -, TRAP); not SIGPROF, which a profiler handles, nor the faults
+ * filter -, TRAP, and Linux's IO, PWR, STKFLT: round 34b); not the
+ * real-time signals (nothing sends them to a tool uninvited), not SIGPROF, which a profiler handles, nor the faults
  * (SEGV, BUS: cli/sigbus.c's), and SIGKILL cannot be caught (a temporary
  * file, never an output, may stay). One list for clean's output and
  * cli_write_file's reports (paths.c). */
-#define CLI_END_SIGNALS 11
+#define CLI_END_SIGNALS 14
 extern const int cli_end_signals[CLI_END_SIGNALS];
 /* The input now being read (NULL: none), named by the SIGBUS line:
  * "nanaudit: PATH: bus error: the file shrank ...". Call it before the

@@ -235,7 +235,8 @@ static struct sigaction g_wold[CLI_END_SIGNALS];
 
 const int cli_end_signals[CLI_END_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT,
                                               SIGUSR1, SIGUSR2, SIGALRM,   SIGVTALRM,
-                                              SIGXCPU, SIGSYS,  SIGTRAP};
+                                              SIGXCPU, SIGSYS,  SIGTRAP,   SIGIO,
+                                              SIGPWR,  SIGSTKFLT};
 
 static void wtmp_signal(int sig)
 {

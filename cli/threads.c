@@ -28,7 +28,8 @@
 #include <unistd.h>  /* sysconf */
 #include <omp.h>     /* omp_get_max_threads, omp_set_num_threads */
 #include <pthread.h> /* pthread_create, pthread_join, pthread_cond_* */
-#include <stdlib.h>  /* malloc, free */
+#include <stdint.h>  /* SIZE_MAX */
+#include <stdlib.h>  /* malloc, free, getenv, strtoull */
 #include <string.h>  /* strerror */
 
 typedef struct probe {
@@ -49,17 +50,56 @@ static void *probe_main(void *arg)
     return NULL;
 }
 
-/* How many of want - 1 extra threads can run at once (default
- * attributes: the stack libgomp gives its threads without OMP_STACKSIZE);
- * *why gets pthread_create's error when it stops short. */
-static int probe_threads(int want, int *why)
+/* The stack libgomp gives its threads: OMP_STACKSIZE, else GOMP_STACKSIZE
+ * ("N" in KiB, or with a B, K, M or G suffix: the OpenMP 5.2 spec, 6.6),
+ * else 0 - the default of pthread_create. An invalid value is ignored, as
+ * libgomp ignores it. */
+static size_t omp_stack(void)
+{
+    const char *s = getenv("OMP_STACKSIZE");
+    if (!s || !*s)
+        s = getenv("GOMP_STACKSIZE");
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    unsigned shift = 10;
+    switch (*end) {
+    case 'b': case 'B': shift = 0; end++; break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (errno || end == s || *end || v > (SIZE_MAX >> shift))
+        return 0;
+    return (size_t)v << shift;
+}
+
+/* How many of want - 1 extra threads of stack bytes (0: the default) can
+ * run at once; *why gets pthread_create's error when it stops short. */
+static int probe_threads(int want, size_t stack, int *why)
 {
     pthread_t *th = malloc(sizeof *th * (size_t)(want > 1 ? want - 1 : 1));
     probe_t p = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    pthread_attr_t at, *ap = NULL;
+    if (stack && pthread_attr_init(&at) == 0) {
+        ap = &at;
+        if ((*why = pthread_attr_setstacksize(&at, stack)) != 0)
+            want = 1; /* libgomp could not make such threads either */
+    }
     int made = 0;
-    *why = th ? 0 : ENOMEM;
-    while (th && made < want - 1 && (*why = pthread_create(&th[made], NULL, probe_main, &p)) == 0)
+    if (!th)
+        *why = ENOMEM;
+    while (th && made < want - 1 && (*why = pthread_create(&th[made], ap, probe_main, &p)) == 0)
         made++;
+    if (ap)
+        pthread_attr_destroy(ap);
     pthread_mutex_lock(&p.mu);
     p.go = 1;
     pthread_cond_broadcast(&p.cv);
@@ -70,9 +110,10 @@ static int probe_threads(int want, int *why)
     return made + 1;
 }
 
-/* Threads an address-space limit leaves room for (see above): INT_MAX
- * without one; *mib gets the limit in MiB. */
-static int as_room(unsigned long long *mib)
+/* Threads an address-space limit leaves room for (see above), each with
+ * stack bytes (0: the default): INT_MAX without one; *mib gets the limit
+ * in MiB. */
+static int as_room(size_t stack, unsigned long long *mib)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
@@ -86,9 +127,8 @@ static int as_room(unsigned long long *mib)
         fclose(f);
     }
     unsigned long long used = (unsigned long long)pages * (unsigned long long)sysconf(_SC_PAGESIZE);
-    size_t stack = 0;
     pthread_attr_t a;
-    if (pthread_getattr_default_np(&a) == 0) {
+    if (!stack && pthread_getattr_default_np(&a) == 0) {
         pthread_attr_getstacksize(&a, &stack);
         pthread_attr_destroy(&a);
     }
@@ -97,18 +137,30 @@ static int as_room(unsigned long long *mib)
     return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
 }
 
+#define HELPERS 3
+
 void cli_threads_start(cli_opts_t *o)
 {
     int want = o->threads > 0 ? o->threads : omp_get_max_threads();
     want = want < 1 ? 1 : want > 4096 ? 4096 : want; /* --threads' range */
     unsigned long long mib = 0;
-    int room = as_room(&mib), target = want < room ? want : room;
-    int why = 0, got = target > 1 ? probe_threads(target, &why) : 1;
-    int use = got < target ? (got > 1 ? got - 1 : 1) : got;
+    size_t stack = omp_stack();
+    int room = as_room(stack, &mib), target = want < room ? want : room;
+    /* and room for the run's own helpers under a process limit: the HDF5
+     * reader's and writer's processes, the verification's reader, the
+     * hashing thread (round 34b: scan --threads 2 under --nproc=2 could
+     * not fork its HDF5 reader, exit 4) */
+    int why = 0, got = 0, use = target;
+    if (target > 1) {
+        got = probe_threads(target + HELPERS, stack, &why);
+        if (got < target + HELPERS)
+            use = got > HELPERS ? got - HELPERS : 1;
+    }
     if (use < want) {
-        if (got < target)
-            cli_warn(NULL, "only %d of %d threads could be started (%s); running with %d", got,
-                     target, strerror(why), use);
+        if (got && got < target + HELPERS)
+            cli_warn(NULL, "only %d of %d threads could be started (%s); running with %d, "
+                     "leaving room for the run's helper processes", got, target + HELPERS,
+                     strerror(why), use);
         else
             cli_warn(NULL, "the address-space limit (ulimit -v, %llu MiB) leaves room for %d "
                      "of the %d threads asked for; running with %d", mib, use, want, use);

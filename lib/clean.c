@@ -1796,8 +1796,9 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
         else if (ct->fixed && ct->feat[f].passthrough && F.s0[f].finite) {
             /* fitted without finite values: no parameters for these */
             st = na_err_set(err, NA_E_USAGE, "%s: feature %llu had no finite value when the "
-                            "parameters were fitted, and has %llu here: they cannot clean it "
-                            "(fit again, or --exclude it)", t->name, (unsigned long long)f,
+                            "parameters were fitted (or none that its --together partners "
+                            "kept), and has %llu here: they cannot clean it (fit again, or "
+                            "--exclude it)", t->name, (unsigned long long)f,
                             (unsigned long long)F.s0[f].finite);
             goto out;
         }

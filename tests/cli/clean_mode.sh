@@ -31,4 +31,20 @@ assert_eq "$(mode c.h5)" 600 "umask 077"
 chmod 604 a.safetensors
 expect_exit 0 "$N" clean in.safetensors -o a.safetensors --nonfinite zero --force
 assert_eq "$(mode a.safetensors)" 604 "a replaced OUT's mode"
+# a read-only input: the copy is read-only too, and is written - the
+# mode is set after the data (round 34b: the HDF5 writer opens the
+# temporary file by name, and a non-root user got "libhdf5 cannot create
+# the file", exit 4)
+chmod 444 in.h5
+expect_exit 0 "$N" clean in.h5 -o r.h5
+assert_eq "$(mode r.h5)" 444 "copy of a 0444 input"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    mkdir -m 777 u && cp in.h5 in.safetensors u/ && chmod 755 "$T" && chmod 444 u/in.h5
+    chmod 400 u/in.safetensors && chown 65534 u/in.safetensors
+    expect_exit 0 setpriv --reuid=65534 --regid=65534 --clear-groups "$N" clean u/in.h5 -o u/r.h5
+    assert_eq "$(mode u/r.h5)" 444 "a non-root user's copy of a 0444 HDF5 input"
+    expect_exit 0 setpriv --reuid=65534 --regid=65534 --clear-groups "$N" clean u/in.safetensors \
+        -o u/r.safetensors --nonfinite zero
+    assert_eq "$(mode u/r.safetensors)" 400 "a non-root user's copy of a 0400 input"
+fi
 pass

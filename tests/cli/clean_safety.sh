@@ -44,11 +44,12 @@ fi
 # SIGTERM / SIGINT mid-write: handler removes the temporary file
 # (and the other signals that end a run by default: SIGUSR1 and SIGXCPU,
 # a CPU-time limit, left the temporary file behind)
-for sig in TERM INT USR1 XCPU SYS; do  # (bash prints "Terminated" for the child: expected)
+# (and SIGPWR, SIGIO, SIGSTKFLT: round 34b)
+for sig in TERM INT USR1 XCPU SYS PWR IO STKFLT; do  # (bash prints "Terminated" for the child: expected)
     LAST_RC=0
     NANAUDIT_TEST_SIGNAL=$sig "$N" clean --dtype F64 --shape 4096x16 in.f64 -o out/sig.f64 \
         --normalize minmax >"$T/stdout" 2>"$T/stderr" </dev/null || LAST_RC=$?
-    want=$(case $sig in TERM) echo 143 ;; INT) echo 130 ;; USR1) echo 138 ;; XCPU) echo 152 ;; SYS) echo 159 ;; esac)
+    want=$((128 + $(kill -l "$sig")))
     assert_eq "$LAST_RC" "$want" "exit status after SIG$sig"
     [ ! -e out/sig.f64 ] || fail "output exists after SIG$sig"
     assert_eq "$(ls -A out | grep -c nanaudit-tmp)" "0" "temporary file left after SIG$sig"

@@ -105,6 +105,15 @@ import numpy as np
 o = np.load("p3o.npz")
 assert np.isnan(o["x"]).all() and o["x"].shape == (2,) and o["y"].tolist() == [0.0, 1.0], dict(o)' \
     || fail "p3: x passed through, y without its outlier"
+# its parameters, applied to the same file: x's feature was saved as
+# passing through, and the run sees its finite value before the partners'
+# drops: exit 2, saying why (round 34b: the message said only "had no
+# finite value when the parameters were fitted")
+expect_exit 1 "$NANAUDIT" clean p3.npz -o p3s.npz --together x,y --nonfinite mean --zscore 1 \
+    --max-drop-fraction 1 --save-params p3.json
+expect_exit 2 "$NANAUDIT" clean p3.npz -o p3a.npz --together x,y --nonfinite mean --zscore 1 \
+    --max-drop-fraction 1 --apply-params p3.json
+expect_stderr_contains "x: feature 0 had no finite value when the parameters were fitted (or none that its --together partners kept), and has 1 here"
 
 # Round 33a, from its random search (seed 535, reduced): a group whose
 # rounds leave a member's features without finite values in one fit and

@@ -24,6 +24,7 @@
 #include <dirent.h>   /* opendir, readdir */
 #include <errno.h>    /* errno */
 #include <stdarg.h>   /* va_list */
+#include <stdatomic.h> /* atomic_int: g_commit */
 #include <fcntl.h>    /* open, O_DIRECTORY */
 #include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* fabs */
@@ -44,14 +45,17 @@ static volatile sig_atomic_t g_tmp_live;
  * the copy is complete and in place, and an exit status "killed by
  * SIGTERM" over it made a wrapper rerun without --force and fail on the
  * existing output (round 32b: 2-4 of 50 HDF5 runs, in the ~4 ms between
- * the rename and exit). */
-static volatile sig_atomic_t g_commit, g_deferred;
+ * the rename and exit). Atomics: the handler may run on any thread (a
+ * signal sent to the process reaches an OpenMP worker as well; TSan). */
+static atomic_int g_commit, g_deferred;
 
 static void on_signal(int sig)
 {
-    if (g_commit) {
-        if (g_commit == 1 && !g_deferred)
-            g_deferred = sig;
+    int commit = atomic_load(&g_commit);
+    if (commit) {
+        int none = 0;
+        if (commit == 1)
+            atomic_compare_exchange_strong(&g_deferred, &none, sig);
         return;
     }
     na_writer_stop_child(); /* first: it would create the file again */
@@ -1749,9 +1753,9 @@ static int write_output(crun_t *c)
     if (st == NA_OK && chmod(g_tmp, mode & 0777) != 0)
         st = na_err_set(&err, NA_E_WRITE, "chmod: %s", strerror(errno));
     if (st == NA_OK) {
-        g_commit = 1;
+        atomic_store(&g_commit, 1);
         st = publish(g_tmp, outp, c->o->clean.force, &err);
-        g_commit = st == NA_OK ? 2 : 0;
+        atomic_store(&g_commit, st == NA_OK ? 2 : 0);
     }
     if (st == NA_OK) {
         g_tmp_live = 0;
@@ -1763,10 +1767,11 @@ static int write_output(crun_t *c)
         if (getenv("NANAUDIT_TEST_STOP_PUBLISHED"))
             raise(SIGSTOP);
     } else {
-        if (g_deferred) { /* a signal during a rename that failed: as the handler does */
+        int sig = atomic_load(&g_deferred);
+        if (sig) { /* a signal during a rename that failed: as the handler does */
             drop_tmp();
-            signal(g_deferred, SIG_DFL);
-            raise(g_deferred);
+            signal(sig, SIG_DFL);
+            raise(sig);
         }
         drop_tmp();
         if (who == c->r.input)

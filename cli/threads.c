@@ -167,13 +167,10 @@ void cli_threads_start(cli_opts_t *o)
         o->threads = o->open.threads = use;
     }
     omp_set_num_threads(use);
-    if (use > 1) {
-        volatile int started = 0; /* the pool, kept for the run's regions */
+    if (use > 1) { /* the pool, kept for the run's regions; nothing shared */
 #pragma omp parallel num_threads(use)
         {
-#pragma omp atomic
-            started++;
+#pragma omp barrier
         }
-        (void)started;
     }
 }

@@ -28,7 +28,6 @@
 #include <fcntl.h>    /* open, O_DIRECTORY */
 #include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* fabs */
-#include <omp.h>      /* omp_set_num_threads */
 #include <signal.h>   /* sigaction, raise */
 #include <stdlib.h>   /* mkstemps, calloc */
 #include <string.h>   /* strrchr, strerror */
@@ -1998,11 +1997,6 @@ int cli_clean(const cli_opts_t *o)
     }
     c.r.format = na_input_format(c.in);
     cli_warn_out_format(c.r.output, c.r.format);
-    /* every parallel region of lib/clean.c and the verification's scan;
-     * OMP_NUM_THREADS is held to --threads' range (libgomp fails, or
-     * crashes, creating 50,000 threads) */
-    int nt = o->threads > 0 ? o->threads : omp_get_max_threads();
-    omp_set_num_threads(nt < 1 ? 1 : nt > 4096 ? 4096 : nt);
     if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
         cli_error(c.r.input, "clean cannot write %s files yet (safetensors, raw, HDF5, "
                   "NumPy .npy/.npz and PyTorch only; --dry-run reports what it would do)",

@@ -103,7 +103,8 @@ int cli_stdout_failed(void);
  * else every core) as the pool libgomp keeps, after trying them with
  * POSIX threads: when fewer can run (RLIMIT_AS, RLIMIT_NPROC, pids.max),
  * one warning and o->threads = o->open.threads = that many, instead of
- * libgomp's exit(1) in the middle of the run. */
+ * libgomp's exit(1) in the middle of the run. Its omp_set_num_threads
+ * holds for every region of the run (clean's passes, the verification). */
 void cli_threads_start(cli_opts_t *o);
 
 /* exitcode.c */

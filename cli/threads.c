@@ -15,8 +15,8 @@
  * thread costs its stack (8 MiB by default) and, once it allocates, a
  * glibc malloc arena (64 MiB of address space on 64-bit: glibc's
  * HEAP_MAX_SIZE), so threads get at most half of the room left and the
- * run's buffers the rest; under a process limit one thread's room is left
- * for the run's own helpers. Fewer threads than asked for is one warning,
+ * run's buffers the rest; under a process limit 3 threads' room is left
+ * for the run's own helpers (HELPERS). Fewer threads than asked for is one warning,
  * never an exit.
  */
 #include "cli.h"

@@ -1706,7 +1706,7 @@ static int c_open_cur(child_t *c, uint64_t entry)
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     na_h5c_chunk_cache(dapl, e->ndim, e->shape, e->chunked ? e->chunk : NULL,
                        (size_t)e->esize * (e->per ? e->per : 1));
-    c->cur = H5Dopen2(c->file, c->ents[entry].dset, dapl);
+    c->cur = H5Dopen2(c->file, e->dset, dapl);
     H5Pclose(dapl);
     c->cur_ent = entry;
     return c->cur < 0 ? -1 : 0;
@@ -2956,7 +2956,7 @@ int na_h5c_chunk_cache(hid_t dapl, int ndim, const uint64_t *shape, const uint64
      * would make a table of 64 Mi slots, 512 MiB), at most 2^20 slots */
     uint64_t held = bytes / cb < across ? bytes / cb : across;
     held = held < (1u << 18) ? held : (1u << 18);
-    size_t slots = (size_t)prime_at_least(held < 3106 ? 12421 : 4 * held);
+    size_t slots = (size_t)prime_at_least(4 * held < 12421 ? 12421 : 4 * held);
     return H5Pset_chunk_cache(dapl, slots, bytes, 0.0) < 0 ? -1 : 0;
 }
 

@@ -1742,14 +1742,13 @@ static int w_hard(lwalk_t *lw, hid_t g, const char *name, const char *path, hid_
         else
             hi = mid;
     }
-    for (size_t k = lo; oi.type == H5O_TYPE_DATASET && k < c->n_by_addr &&
-                        c->by_addr[k].addr == oi.addr; k++) {
-        size_t *n2 = realloc(js, (nj + 1) * sizeof *js);
-        if (!n2)
-            w_die();
-        js = n2;
-        js[nj++] = c->by_addr[k].j;
-    }
+    while (oi.type == H5O_TYPE_DATASET && lo + nj < c->n_by_addr &&
+           c->by_addr[lo + nj].addr == oi.addr)
+        nj++;
+    if (nj && (js = malloc(nj * sizeof *js)) == NULL)
+        w_die();
+    for (size_t k = 0; k < nj; k++)
+        js[k] = c->by_addr[lo + k].j;
     int r;
     if (nj) {
         r = w_dataset(c, g, name, lw->dst, lcpl, path, js, nj);
@@ -2000,22 +1999,20 @@ static herr_t write_sparse(wtgt_t *t, uint64_t first, uint64_t count, const uint
 static int reopen_cached(wctx_t *c, wtgt_t *t)
 {
     hid_t dcpl = H5Dget_create_plist(t->dset);
+    hsize_t ck[H5S_MAX_RANK];
     int want = t->nf == 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
                H5Pget_nfilters(dcpl) > 0;
+    int cn = want ? H5Pget_chunk(dcpl, H5S_MAX_RANK, ck) : -1;
     if (dcpl >= 0)
         H5Pclose(dcpl);
     char path[1024];
     ssize_t n = want ? H5Iget_name(t->dset, path, sizeof path) : 0;
     if (n <= 0 || (size_t)n >= sizeof path)
         return 0; /* keep the handle as it is */
-    hid_t dcpl2 = H5Dget_create_plist(t->dset), dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    hsize_t ck[H5S_MAX_RANK];
     uint64_t chunk[NA_MAX_NDIM];
-    int cn = dcpl2 >= 0 ? H5Pget_chunk(dcpl2, H5S_MAX_RANK, ck) : -1;
     for (int d = 0; d < cn && d < NA_MAX_NDIM; d++)
         chunk[d] = ck[d];
-    if (dcpl2 >= 0)
-        H5Pclose(dcpl2);
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     if (dapl < 0 ||
         na_h5c_chunk_cache(dapl, t->ndim, t->shape, cn == t->ndim ? chunk : NULL, t->esize) < 0 ||
         H5Dclose(t->dset) < 0)
@@ -2025,6 +2022,20 @@ static int reopen_cached(wctx_t *c, wtgt_t *t)
     if (dapl >= 0)
         H5Pclose(dapl);
     return t->dset < 0 ? w_h5err(c, "cannot reopen the cleaned dataset", path) : 0;
+}
+
+/* Close t's output dataset (libhdf5 flushes its chunks here) and free
+ * what its writes kept: after its last elements (w_write) or at FINISH.
+ * The H5Dclose result, 0 when it was closed already. */
+static herr_t close_target(wtgt_t *t)
+{
+    herr_t r = t->dset >= 0 ? H5Dclose(t->dset) : 0;
+    t->dset = -1;
+    free(t->fillpat);
+    t->fillpat = NULL;
+    na_h5wd_free(t->wd);
+    t->wd = NULL;
+    return r;
 }
 
 /* Write [first, first+count) from the shared window: the whole chunks
@@ -2089,16 +2100,8 @@ static void w_write(wctx_t *c, const h5w_write_t *rq)
     /* Its last elements: close it now (libhdf5 flushes its chunks here).
      * Every cleaned dataset held open until FINISH kept ~22 KB of libhdf5
      * state each: 450 MB for 20,000 datasets (round 33b). */
-    if (r >= 0 && rq->first + rq->count == total) {
-        r = H5Dclose(t->dset);
-        t->dset = -1;
-        free(t->fillpat);
-        t->fillpat = NULL;
-        na_h5wd_free(t->wd);
-        t->wd = NULL;
-        if (r < 0)
-            w_h5err(c, "cannot write the cleaned dataset's last chunks", name);
-    }
+    if (r >= 0 && rq->first + rq->count == total && (r = close_target(t)) < 0)
+        w_h5err(c, "cannot write the cleaned dataset's last chunks", name);
     if (r < 0)
         w_send(c, H5P_FAIL, NA_E_WRITE, c->fail);
     else
@@ -2165,15 +2168,8 @@ static int w_userblock(wctx_t *c, hsize_t ub)
 static void w_finish(wctx_t *c, const uint8_t *p, uint64_t len)
 {
     int r = w_meta(c, p, len);
-    for (size_t j = 0; j < c->job->n; j++) {
-        if (c->tg[j].dset >= 0)
-            H5Dclose(c->tg[j].dset);
-        c->tg[j].dset = -1;
-        free(c->tg[j].fillpat);
-        c->tg[j].fillpat = NULL;
-        na_h5wd_free(c->tg[j].wd);
-        c->tg[j].wd = NULL;
-    }
+    for (size_t j = 0; j < c->job->n; j++)
+        (void)close_target(&c->tg[j]);
     hid_t fcpl = H5Fget_create_plist(c->in);
     hsize_t ub = 0;
     if (fcpl >= 0) {

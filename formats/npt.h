@@ -71,6 +71,10 @@ size_t na_zip_find(const na_zip_t *z, const char *name);
 const char **na_zip_sorted_names(const na_zip_t *z, int nocase);
 /* strcmp of two `const char *` elements (qsort, bsearch). */
 int na_zip_name_cmp(const void *a, const void *b);
+/* Two member names that are equal (strcmp), or equal but for ASCII case
+ * when nocase, into *a and *b (the first such pair in sorted order): 1;
+ * 0 when none; -1 out of memory. The strings are z's. */
+int na_zip_name_clash(const na_zip_t *z, int nocase, const char **a, const char **b);
 /* Read len bytes at uncompressed offset off of member i into buf,
  * inflating as a stream (a read before the current position restarts the
  * member). NA_E_FORMAT when the member is shorter, uses another method,

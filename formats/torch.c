@@ -416,18 +416,13 @@ static size_t find_nocase(const na_zip_t *z, const char *name)
 
 static na_status_t zip_case_unique(const na_zip_t *z, na_err_t *err)
 {
-    size_t n = na_zip_count(z);
-    const char **v = na_zip_sorted_names(z, 1);
-    if (v == NULL)
+    const char *a, *b;
+    int clash = na_zip_name_clash(z, 1, &a, &b);
+    if (clash < 0)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    na_status_t st = NA_OK;
-    for (size_t i = 1; i < n && st == NA_OK; i++)
-        if (strcasecmp(v[i - 1], v[i]) == 0)
-            st = na_err_set(err, NA_E_FORMAT, "zip members '%.200s' and '%.200s' differ only in "
-                            "case, which torch.load does not tell apart (refused)", v[i - 1],
-                            v[i]);
-    free(v);
-    return st;
+    return clash ? na_err_set(err, NA_E_FORMAT, "zip members '%.200s' and '%.200s' differ only "
+                              "in case, which torch.load does not tell apart (refused)", a, b)
+                 : NA_OK;
 }
 
 static na_status_t zip_stores(torch_input_t *ti, const char *dir, const na_pk_result_t *r,

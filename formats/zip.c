@@ -559,6 +559,22 @@ const char **na_zip_sorted_names(const na_zip_t *z, int nocase)
     return v;
 }
 
+int na_zip_name_clash(const na_zip_t *z, int nocase, const char **a, const char **b)
+{
+    const char **v = na_zip_sorted_names(z, nocase);
+    if (v == NULL)
+        return -1;
+    int hit = 0;
+    for (size_t i = 1; i < z->n && !hit; i++)
+        if ((nocase ? strcasecmp(v[i - 1], v[i]) : strcmp(v[i - 1], v[i])) == 0) {
+            *a = v[i - 1];
+            *b = v[i];
+            hit = 1;
+        }
+    free(v);
+    return hit;
+}
+
 /* Two members may not share a name: readers disagree on which copy wins
  * (Python's zipfile, hence np.load, keeps the last; a reader that stops at
  * the first match keeps the first), so the archive does not say what
@@ -566,16 +582,13 @@ const char **na_zip_sorted_names(const na_zip_t *z, int nocase)
  * tensor name. Sorted copy of the names: O(n log n) for 10^7 members. */
 static na_status_t check_names(const na_zip_t *z, na_err_t *err)
 {
-    const char **v = na_zip_sorted_names(z, 0);
-    if (v == NULL)
+    const char *a, *b;
+    int clash = na_zip_name_clash(z, 0, &a, &b);
+    if (clash < 0)
         return na_err_set(err, NA_E_NOMEM, "out of memory");
-    na_status_t st = NA_OK;
-    for (size_t i = 1; i < z->n && st == NA_OK; i++)
-        if (strcmp(v[i - 1], v[i]) == 0)
-            st = na_err_set(err, NA_E_FORMAT, "zip: duplicate member name '%.200s' (refused: "
-                            "readers disagree on which copy wins)", v[i]);
-    free(v);
-    return st;
+    return clash ? na_err_set(err, NA_E_FORMAT, "zip: duplicate member name '%.200s' (refused: "
+                              "readers disagree on which copy wins)", b)
+                 : NA_OK;
 }
 
 na_status_t na_zip_open(int fd, uint64_t size, na_zip_t **out, na_err_t *err)

@@ -1979,8 +1979,8 @@ int na_clean_fill_out(const na_tensor_t *t, const na_clean_opts_t *o,
     int int_out = !na_dtype_is_float(ct->out_dtype);
     uint64_t over = 0, coll = 0;
     uint8_t b[8];
-    for (uint64_t j = 0; j < ct->width; j++) {
-        const na_clean_feat_t *F = feat_of(ct, j);
+    for (uint64_t j = 0; j < ct->nfeat; j++) { /* width features, or one (--global) */
+        const na_clean_feat_t *F = &ct->feat[j];
         int rep = 0;
         double v = na_ce_step1(o, F, x, ct->n_missing, &rep), nv = v;
         /* a row that holds it is dropped: step 1 (a non-finite value, drop) or step 2 */

@@ -68,6 +68,7 @@ __device__ __forceinline__ na_stats_t na_g_block_stats(const P1 &r, unsigned lon
     s.finite = r.fin;
     s.missing = 0;
     s.mean_lo = 0.0;
+    s.m2_lo = 0.0;
     if (r.fin) {
         s.min = r.mn;
         s.max = r.mx;

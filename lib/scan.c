@@ -246,7 +246,7 @@ NA_INLINE void p1_f64_masked(const unsigned char *p, size_t n, na_stats_t *s)
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0};
+    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0, 0.0};
     if (nfin == 0)
         return;
     double mean = sum / (double)nfin, m2 = 0.0, sd = 0.0;
@@ -286,7 +286,7 @@ NA_CLONES static void p1_f64(const unsigned char *p, size_t n, na_stats_t *s)
     P1_DEVIATIONS(na_stats_narrow(mn, mx, mean), n, double x; memcpy(&x, p + 8 * i, 8);
                   double d = x - mean);
     *s = (na_stats_t){n, 0, 0, 0, nzero, nsub, n, mn, mx, fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx),
-                      mean, m2, 0, 0.0};
+                      mean, m2, 0, 0.0, 0.0};
     na_stats_block(s, mean, m2, sd);
 }
 
@@ -425,7 +425,7 @@ static void p1_decoded(const double *v, const unsigned char *c, size_t n, na_sta
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0};
+    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0, 0.0};
     s->missing = nmiss;
     if (nfin == 0)
         return;

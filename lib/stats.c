@@ -30,6 +30,7 @@ void na_stats_init(na_stats_t *s)
     s->m2 = 0.0;
     s->missing = 0;
     s->mean_lo = 0.0;
+    s->m2_lo = 0.0;
 }
 
 void na_stats_block(na_stats_t *s, double mean, double m2, double sd)
@@ -58,6 +59,7 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b)
         a->mean = b->mean;
         a->mean_lo = b->mean_lo;
         a->m2 = b->m2;
+        a->m2_lo = b->m2_lo;
         return;
     }
     double na = (double)a->finite, nb = (double)b->finite;
@@ -77,7 +79,15 @@ void na_stats_merge(na_stats_t *a, const na_stats_t *b)
         a->mean = a->mean + d * (nb / n);
         a->mean_lo = 0.0;
     }
-    a->m2 = a->m2 + b->m2 + d * d * (na * nb / n);
+    /* m2 + m2_lo gains b's m2 and the correction, rounded once per merge
+     * into m2_lo instead of into m2 (TwoSum, as the mean) */
+    double share = b->m2 + d * d * (na * nb / n), t2 = (a->m2_lo + b->m2_lo) + share;
+    if (isfinite(t2) && isfinite(a->m2)) {
+        na_two_sum(a->m2, t2, &a->m2, &a->m2_lo);
+    } else {
+        a->m2 = a->m2 + share;
+        a->m2_lo = 0.0;
+    }
     a->finite += b->finite;
     if (b->min < a->min)
         a->min = b->min;
@@ -110,6 +120,6 @@ double na_stats_std(const na_stats_t *s)
         return NAN;
     /* m2 is NaN when partial sums overflowed to +Inf and -Inf (values
      * near +-1.8e308): the std is then unknown, not 0 */
-    double v = s->m2 / (double)s->finite;
+    double v = (s->m2 + s->m2_lo) / (double)s->finite;
     return v > 0.0 ? sqrt(v) : v != v ? NAN : 0.0;
 }

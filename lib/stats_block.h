@@ -41,6 +41,7 @@ NA_HD void na_stats_block_sums(na_stats_t *s, double mean, double m2, double sd)
     s->mean = mean;
     s->mean_lo = 0.0;
     s->m2 = m2;
+    s->m2_lo = 0.0;
     double am = mean < 0 ? -mean : mean;
     if (!(s->max - s->min <= am * 0x1p-8)) /* na_stats_narrow, callable on both sides */
         return;

@@ -23,6 +23,7 @@
  * data), its windows are value ranges of the concatenation.
  */
 #include "format.h"
+#include "hdf5_chunks.h" /* na_h5_spans_merge, na_h5_span_find */
 #include "hdf5_inflate.h"
 #include "hdf5_proto.h"
 
@@ -531,12 +532,6 @@ static na_status_t h5_read1(h5_src_t *s, uint64_t off, size_t len, const uint8_t
     return st;
 }
 
-static int span_cmp(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
 /* Ask the child where source s is fill value (H5P_FILL, hdf5_proto.h). */
 static na_status_t h5_fill_ask(h5_src_t *s, na_err_t *err)
 {
@@ -566,21 +561,8 @@ static na_status_t h5_fill_ask(h5_src_t *s, na_err_t *err)
         if (n > 0)
             memcpy(s->spans, body + sizeof f, n * 16);
         memcpy(s->elem, body + sizeof f + n * 16, f.elem_size);
-        /* Chunks' bounds of a 2-D or deeper grid interleave: merge them
-         * (also when adjacent), so that what lies between is fill. */
-        if (n > 1)
-            qsort(s->spans, n, sizeof *s->spans, span_cmp);
-        uint64_t m = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            if (m > 0 && s->spans[i][0] <= s->spans[m - 1][1] + 1) {
-                if (s->spans[i][1] > s->spans[m - 1][1])
-                    s->spans[m - 1][1] = s->spans[i][1];
-            } else {
-                s->spans[m][0] = s->spans[i][0];
-                s->spans[m][1] = s->spans[i][1];
-                m++;
-            }
-        }
+        /* merged again: the child's answer is not trusted to be */
+        uint64_t m = na_h5_spans_merge(s->spans, n);
         s->n_spans = m;
         for (uint64_t i = 0; i < m; i++) /* bounds that make no sense: read all */
             if (s->spans[i][1] < s->spans[i][0] || s->spans[i][1] >= x->e.elements)
@@ -609,14 +591,8 @@ static na_status_t h5_fill(void *ctx, uint64_t off, uint64_t len, uint64_t *skip
     uint64_t es = s->h->ents[s->entry].e.elem_size, n = s->n_spans;
     if (n == UINT64_MAX || es == 0)
         return NA_OK;
-    uint64_t lo = off / es, hi = (off + len) / es, a = 0, b = n;
-    while (a < b) { /* first span that ends at or after lo */
-        uint64_t m = a + (b - a) / 2;
-        if (s->spans[m][1] < lo)
-            a = m + 1;
-        else
-            b = m;
-    }
+    uint64_t lo = off / es, hi = (off + len) / es;
+    uint64_t a = na_h5_span_find((const uint64_t(*)[2])s->spans, n, lo);
     uint64_t start = lo;
     if (a < n && s->spans[a][0] <= lo)
         start = s->spans[a++][1] + 1;

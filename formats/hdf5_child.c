@@ -35,6 +35,7 @@
  *    sum, kept every VL_CK elements (vl_measure), maps value ranges to
  *    rows.
  */
+#include "hdf5_chunks.h"
 #include "hdf5_gheap.h"
 #include "hdf5_inflate.h"
 #include "hdf5_msg.h"
@@ -143,6 +144,11 @@ typedef struct child {
                            * j = 0 .. blocks; the last is the total; or NULL */
     size_t vl_ent;
     uint64_t vl_batch;    /* VL_BATCH_BYTES, or NANAUDIT_HDF5_VLEN_BATCH */
+    size_t cl_ent;        /* entry whose chunks cl_offs lists (chunk_list) */
+    int cl_state;         /* 0 none, 1 listed, 2 not listed, 3 failed (cl_msg) */
+    hsize_t *cl_offs;     /* cl_n chunks, ndim element offsets each */
+    hsize_t cl_n;
+    char cl_msg[200];
 } child_t;
 
 static void c_die(child_t *c) __attribute__((noreturn));
@@ -1595,45 +1601,166 @@ static uint64_t flat_of(int ndim, const uint64_t *shape, const uint64_t *x)
     return f;
 }
 
-/* Flat-index bounds of every allocated chunk, when there are few: then a
- * window that meets none of them is all fill value and is not read.
- * H5Dget_chunk_info(index) rescans the chunk index on every call in
- * 1.10.8 (quadratic), so it is used only up to 1024 allocated chunks. */
+/* The open file as bytes, for the checks that read its structures
+ * themselves (hdf5_gheap.c, hdf5_chunks.c): its descriptor (libhdf5's,
+ * not to be closed), base address (the user block), size, sizeof_addr
+ * and sizeof_length. Only the sec2 driver (what the catalog opens with)
+ * has such a descriptor; -1 for another. */
+typedef struct raw_file {
+    int fd;
+    uint64_t base, eof;
+    unsigned sa, sl;
+} raw_file_t;
+
+static int raw_file(child_t *c, raw_file_t *rf)
+{
+    void *h = NULL;
+    hid_t fapl = H5Fget_access_plist(c->file), fcpl = H5Fget_create_plist(c->file);
+    size_t sa = 0, sl = 0;
+    hsize_t ub = 0;
+    int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+    int ok = sec2 && fcpl >= 0 && H5Pget_sizes(fcpl, &sa, &sl) >= 0 &&
+             H5Pget_userblock(fcpl, &ub) >= 0 && H5Fget_vfd_handle(c->file, fapl, &h) >= 0 &&
+             h != NULL;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    H5Eclear2(H5E_DEFAULT);
+    struct stat sb;
+    int fd = ok ? *(int *)h : -1;
+    if (!ok || fstat(fd, &sb) != 0)
+        return -1;
+    rf->fd = fd;
+    rf->base = ub;
+    rf->eof = (uint64_t)sb.st_size;
+    rf->sa = (unsigned)sa;
+    rf->sl = (unsigned)sl;
+    return 0;
+}
+
+/* Every allocated chunk of entry e (open in c->cur), nalloc of them (what
+ * H5Dget_num_chunks counts): *n chunks, e->ndim element offsets each in
+ * *offs (owned by c, kept until another entry's list), in index order.
+ * Up to 1024 through H5Dget_chunk_info, which walks the index from its
+ * start on every call in 1.10.8 (quadratic); more by walking the index
+ * in the file (hdf5_chunks.c: version 1 B-trees), a list kept only when
+ * it holds nalloc chunks and libhdf5's own lookup finds every one inside
+ * the extent, of the same stored size (H5Dget_chunk_storage_size, a
+ * B-tree search; H5Dget_chunk_info_by_coord walks every chunk in 1.10.8,
+ * 10 ms a call at 200,000 chunks). Chunks outside the extent or off its grid are
+ * listed as the index has them (chunk_index_why names them). 0: listed;
+ * -1: not, c->cl_msg saying why when libhdf5 failed to read the index,
+ * "" when the list is unknown (another index type, a walk that disagrees
+ * with libhdf5): the callers then do what they did before. */
+static int cl_make(child_t *c, c_ent_t *e, hsize_t nalloc)
+{
+    int nd = e->ndim;
+    if (nalloc > ((uint64_t)1 << 30) / sizeof(hsize_t) / (unsigned)nd)
+        return -1; /* a list over 1 GiB: not kept */
+    c->cl_offs = malloc((size_t)(nalloc ? nalloc : 1) * (unsigned)nd * sizeof(hsize_t));
+    if (c->cl_offs == NULL)
+        return -1;
+    if (nalloc <= 1024) {
+        hid_t fs = H5Dget_space(c->cur);
+        for (hsize_t i = 0; i < nalloc; i++) {
+            hsize_t off[H5S_MAX_RANK] = {0}, size = 0;
+            unsigned mask = 0;
+            haddr_t addr = 0;
+            if (fs < 0 || H5Dget_chunk_info(c->cur, fs, i, off, &mask, &addr, &size) < 0) {
+                char cause[150];
+                h5_cause(cause, sizeof cause);
+                snprintf(c->cl_msg, sizeof c->cl_msg,
+                         "chunk %llu of the index cannot be read: %s", (unsigned long long)i,
+                         cause);
+                break;
+            }
+            memcpy(c->cl_offs + i * (unsigned)nd, off, (unsigned)nd * sizeof *off);
+        }
+        if (fs >= 0)
+            H5Sclose(fs);
+        c->cl_n = nalloc;
+        return c->cl_msg[0] ? -1 : 0;
+    }
+    raw_file_t rf;
+    H5O_info_t oi;
+    if (getenv("NANAUDIT_HDF5_NO_WALK") != NULL) /* the tests of the fallbacks */
+        return -1;
+    if (raw_file(c, &rf) != 0 || H5Oget_info2(c->cur, &oi, H5O_INFO_BASIC) < 0)
+        return -1;
+    uint64_t *o = NULL, k = 0;
+    na_h5ci_chunk_t *info = NULL;
+    char why[200];
+    int r = na_h5ci_list(rf.fd, rf.base, rf.eof, rf.sa, rf.sl, (uint64_t)oi.addr,
+                         (unsigned)nd, nalloc, &o, &info, &k, why, sizeof why);
+    int ok = r == 0 && k == nalloc;
+    for (uint64_t i = 0; ok && i < k; i++) {
+        hsize_t *off = c->cl_offs + i * (unsigned)nd;
+        int in = 1;
+        for (int d = 0; d < nd; d++) {
+            off[d] = o[i * (unsigned)nd + (unsigned)d];
+            in &= off[d] < e->shape[d] && off[d] % e->chunk[d] == 0;
+        }
+        hsize_t size = 0;
+        if (in)
+            ok = H5Dget_chunk_storage_size(c->cur, off, &size) >= 0 && size == info[i].size;
+    }
+    H5Eclear2(H5E_DEFAULT);
+    free(o);
+    free(info);
+    c->cl_n = nalloc;
+    return ok ? 0 : -1;
+}
+
+static int chunk_list(child_t *c, c_ent_t *e, hsize_t nalloc, const hsize_t **offs, hsize_t *n)
+{
+    size_t entry = (size_t)(e - c->ents);
+    if (c->cl_state == 0 || c->cl_ent != entry) {
+        free(c->cl_offs);
+        c->cl_offs = NULL;
+        c->cl_n = 0;
+        c->cl_msg[0] = '\0';
+        c->cl_ent = entry;
+        c->cl_state = cl_make(c, e, nalloc) == 0 ? 1 : c->cl_msg[0] ? 3 : 2;
+        if (c->cl_state != 1) {
+            free(c->cl_offs);
+            c->cl_offs = NULL;
+        }
+    }
+    *offs = c->cl_offs;
+    *n = c->cl_n;
+    return c->cl_state == 1 ? 0 : -1;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Flat-index bounds of every allocated chunk (chunk_list), sorted and
+ * merged: then a window that meets none of them is all fill value and is
+ * not read. n_spans SIZE_MAX when the chunks cannot be listed. */
 static void chunk_spans(child_t *c, c_ent_t *e)
 {
     e->have_spans = 1;
     e->n_spans = SIZE_MAX; /* unknown: read everything */
-    hsize_t nalloc = 0;
-    hid_t fs = H5Dget_space(c->cur);
-    if (fs < 0 || H5Dget_num_chunks(c->cur, fs, &nalloc) < 0 || nalloc > 1024) {
-        if (fs >= 0)
-            H5Sclose(fs);
+    const hsize_t *offs = NULL;
+    hsize_t nalloc = 0, n = 0;
+    if (num_chunks(c->cur, &nalloc) < 0 || chunk_list(c, e, nalloc, &offs, &n) != 0) {
         H5Eclear2(H5E_DEFAULT);
         return;
     }
-    e->spans = malloc((nalloc + 1) * sizeof *e->spans);
-    if (e->spans == NULL) {
-        H5Sclose(fs);
+    e->spans = malloc((n + 1) * sizeof *e->spans);
+    if (e->spans == NULL)
         return;
-    }
-    for (hsize_t i = 0; i < nalloc; i++) {
-        hsize_t off[H5S_MAX_RANK];
-        unsigned mask;
-        haddr_t addr;
-        hsize_t size;
-        if (H5Dget_chunk_info(c->cur, fs, i, off, &mask, &addr, &size) < 0) {
-            H5Eclear2(H5E_DEFAULT);
-            H5Sclose(fs);
-            free(e->spans);
-            e->spans = NULL;
-            return;
-        }
+    for (hsize_t i = 0; i < n; i++) {
+        const hsize_t *off = offs + i * (unsigned)e->ndim;
         uint64_t lo[NA_MAX_NDIM], hi[NA_MAX_NDIM];
         int bad = 0; /* a hostile index: a chunk outside the dataset */
         for (int d = 0; d < e->ndim; d++)
             bad |= off[d] >= e->shape[d] || e->chunk[d] == 0 || off[d] % e->chunk[d] != 0;
         if (bad) {
-            H5Sclose(fs);
             free(e->spans);
             e->spans = NULL;
             return;
@@ -1646,8 +1773,7 @@ static void chunk_spans(child_t *c, c_ent_t *e)
         e->spans[i][0] = flat_of(e->ndim, e->shape, lo);
         e->spans[i][1] = flat_of(e->ndim, e->shape, hi);
     }
-    H5Sclose(fs);
-    e->n_spans = nalloc;
+    e->n_spans = (size_t)na_h5_spans_merge(e->spans, n);
 }
 
 /* 1 when dataset elements [lo, lo+n) all lie in unallocated storage. */
@@ -1661,10 +1787,8 @@ static int range_is_fill(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n)
         chunk_spans(c, e);
     if (e->n_spans == SIZE_MAX)
         return 0;
-    for (size_t i = 0; i < e->n_spans; i++)
-        if (e->spans[i][0] < lo + n && e->spans[i][1] >= lo)
-            return 0;
-    return 1;
+    size_t a = (size_t)na_h5_span_find((const uint64_t(*)[2])e->spans, e->n_spans, lo);
+    return a == e->n_spans || e->spans[a][0] >= lo + n;
 }
 
 /* Fill n dataset elements at the start of the mapping with what libhdf5
@@ -1687,8 +1811,8 @@ static int fill_range(child_t *c, c_ent_t *e, uint64_t n)
         int zero = 1;
         for (size_t b = 0; b < es; b++)
             zero &= c->shm[b] == 0;
-        for (uint64_t i = 1; r == 0 && !zero && i < n; i++)
-            memcpy(c->shm + i * es, c->shm, es);
+        for (uint64_t i = 1; r == 0 && !zero && i < n; i *= 2) /* doubling copies */
+            memcpy(c->shm + i * es, c->shm, (i < n - i ? i : n - i) * es);
     }
     H5Pclose(dcpl);
     return r;
@@ -1755,16 +1879,17 @@ static void slot_offset(const c_ent_t *e, const uint64_t *gd, uint64_t k, hsize_
     }
 }
 
-static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
-                           size_t cap)
+/* Dataset elements [lo, lo+n) of entry e into dst. */
+static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, uint8_t *dst,
+                           char *cause, size_t cap)
 {
     /* Zeroed first: with fill time "never" or an undefined fill value
      * libhdf5 leaves unwritten elements alone, and they must read as 0
      * (what h5py shows), never as leftovers of an earlier window. */
     if (!e->full)
-        memset(c->shm, 0, n * e->esize * e->per);
+        memset(dst, 0, n * e->esize * e->per);
     if (e->ndim == 0) {
-        herr_t r0 = H5Dread(c->cur, e->memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->shm);
+        herr_t r0 = H5Dread(c->cur, e->memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst);
         if (r0 < 0)
             h5_cause(cause, cap);
         return r0;
@@ -1782,8 +1907,38 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char
         row_parts(e->ndim, e->shape, a, m, part);
         for (int k = 0; k < 3 && r >= 0; k++)
             if (part[k][1] > 0)
-                r = read_part(c, e, part[k][0], part[k][1], c->shm + (part[k][0] - lo) *
+                r = read_part(c, e, part[k][0], part[k][1], dst + (part[k][0] - lo) *
                               e->esize * e->per, cause, cap);
+    }
+    return r;
+}
+
+/* Dataset elements [lo, lo+n) into the mapping, when some lie in
+ * allocated chunks (range_is_fill is 0): with the chunks' spans known
+ * (chunk_spans), the fill element everywhere (fill_range) and then only
+ * the spans' elements read, so that a window over a few chunks of a
+ * sparse dataset costs those chunks, not an H5Dread of every element
+ * (which makes libhdf5 build the fill value of every unallocated chunk:
+ * ~4 ns an element here); else one read of the whole range. */
+static herr_t c_read_sparse(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
+                            size_t cap)
+{
+    if (e->nostorage || !e->chunked || e->unalloc <= 0 || e->attr != NULL || e->ndim == 0 ||
+        !e->have_spans || e->n_spans == SIZE_MAX || getenv("NANAUDIT_HDF5_READ_ALL") != NULL)
+        return c_read_range(c, e, lo, n, c->shm, cause, cap);
+    size_t a = (size_t)na_h5_span_find((const uint64_t(*)[2])e->spans, e->n_spans, lo);
+    if (a < e->n_spans && e->spans[a][0] <= lo && e->spans[a][1] >= lo + n - 1)
+        return c_read_range(c, e, lo, n, c->shm, cause, cap); /* all in one span */
+    if (fill_range(c, e, n) < 0) {
+        h5_cause(cause, cap);
+        return -1;
+    }
+    size_t es = (size_t)e->esize * e->per;
+    herr_t r = 0;
+    for (; r >= 0 && a < e->n_spans && e->spans[a][0] < lo + n; a++) {
+        uint64_t s0 = e->spans[a][0] > lo ? e->spans[a][0] : lo;
+        uint64_t s1 = e->spans[a][1] < lo + n - 1 ? e->spans[a][1] : lo + n - 1;
+        r = c_read_range(c, e, s0, s1 - s0 + 1, c->shm + (s0 - lo) * es, cause, cap);
     }
     return r;
 }
@@ -2070,25 +2225,10 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all,
                                  size_t cap)
 {
     *all = 0;
-    void *h = NULL;
-    hid_t fapl = H5Fget_access_plist(c->file), fcpl = H5Fget_create_plist(c->file);
-    size_t sa = 0, sl = 0;
-    hsize_t ub = 0;
-    int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
-    int ok = sec2 && fcpl >= 0 && H5Pget_sizes(fcpl, &sa, &sl) >= 0 &&
-             H5Pget_userblock(fcpl, &ub) >= 0 && H5Fget_vfd_handle(c->file, fapl, &h) >= 0 &&
-             h != NULL;
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    if (fcpl >= 0)
-        H5Pclose(fcpl);
-    H5Eclear2(H5E_DEFAULT);
-    struct stat sb;
-    int fd = ok ? *(int *)h : -1;
-    if (!ok || fstat(fd, &sb) != 0)
+    raw_file_t rf;
+    if (raw_file(c, &rf) != 0)
         return NA_OK; /* another driver: not checked */
-    na_gheap_t *g = na_gheap_new(fd, ub, (uint64_t)sb.st_size, (unsigned)sa, (unsigned)sl,
-                                 e->fbase);
+    na_gheap_t *g = na_gheap_new(rf.fd, rf.base, rf.eof, rf.sa, rf.sl, e->fbase);
     if (g == NULL)
         return NA_OK; /* sizes this checker does not know */
     size_t dsz = na_gheap_desc_size(g);
@@ -2102,7 +2242,7 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all,
     if (lay == H5D_CONTIGUOUS) {
         *all = zero_fill;
         haddr_t off = H5Dget_offset(c->cur); /* absolute; undefined: not stored here */
-        uint64_t n = e->rows, fsz = (uint64_t)sb.st_size;
+        uint64_t n = e->rows, fsz = rf.eof;
         enum { PIECE = 65536 };
         uint8_t *buf = off == HADDR_UNDEF || n == 0 ? NULL : malloc(PIECE * dsz);
         if (off != HADDR_UNDEF && n > 0 && (off > fsz || n > (fsz - off) / dsz)) {
@@ -2115,7 +2255,7 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all,
         }
         for (uint64_t r = 0; st == NA_OK && buf != NULL && r < n; r += PIECE) {
             uint64_t k = n - r < PIECE ? n - r : PIECE;
-            ssize_t got = pread(fd, buf, k * dsz, (off_t)(off + r * dsz));
+            ssize_t got = pread(rf.fd, buf, k * dsz, (off_t)(off + r * dsz));
             if (got != (ssize_t)(k * dsz)) {
                 snprintf(msg, cap, "reading the descriptors of sequences %llu..%llu: %s",
                          (unsigned long long)r, (unsigned long long)(r + k - 1),
@@ -2147,29 +2287,27 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all,
         if (num_chunks(c->cur, &nalloc) < 0)
             known = 0;
         H5Eclear2(H5E_DEFAULT);
-        if (slots > ((uint64_t)1 << 24) && nalloc > 1024)
+        const hsize_t *lst = NULL;
+        hsize_t nl = 0;
+        int listed = known && chunk_list(c, e, nalloc, &lst, &nl) == 0;
+        if (!listed && slots > ((uint64_t)1 << 24))
             known = 0;
         uint64_t want = ce <= ((uint64_t)1 << 30) / dsz ? ce * dsz : 0;
         uint8_t *raw = NULL, *out = want ? malloc(want) : NULL, *tmp = want ? malloc(want) : NULL;
         uint64_t rawcap = 0;
         if (known && (want == 0 || out == NULL || tmp == NULL))
             known = 0; /* chunks over 1 GiB of descriptors: not checked */
-        hid_t fs = known ? H5Dget_space(c->cur) : -1;
         *all = known && zero_fill;
-        /* slot s of the grid, or the s-th allocated chunk when few */
-        uint64_t steps = !known ? 0 : nalloc <= 1024 ? nalloc : slots;
+        /* the s-th allocated chunk when listed, else slot s of the grid */
+        uint64_t steps = !known ? 0 : listed ? nl : slots;
         for (uint64_t s = 0; st == NA_OK && s < steps; s++) {
             hsize_t off[H5S_MAX_RANK] = {0}, nb = 0;
-            if (nalloc <= 1024) {
-                unsigned m;
-                haddr_t addr;
-                if (H5Dget_chunk_info(c->cur, fs, s, off, &m, &addr, &nb) < 0)
-                    nb = 0;
-            } else {
+            if (listed)
+                memcpy(off, lst + s * (unsigned)e->ndim, (unsigned)e->ndim * sizeof *off);
+            else
                 slot_offset(e, gd, s, off);
-                if (H5Dget_chunk_storage_size(c->cur, off, &nb) < 0)
-                    nb = 0;
-            }
+            if (H5Dget_chunk_storage_size(c->cur, off, &nb) < 0)
+                nb = 0;
             H5Eclear2(H5E_DEFAULT);
             int inside = nb > 0;
             for (int d = 0; inside && d < e->ndim; d++)
@@ -2218,8 +2356,6 @@ static na_status_t vl_check_heap(child_t *c, c_ent_t *e, uint64_t *bs, int *all,
                     loc[d] = 0;
             }
         }
-        if (fs >= 0)
-            H5Sclose(fs);
         free(raw);
         free(out);
         free(tmp);
@@ -2517,14 +2653,16 @@ static void c_read_attr(child_t *c, c_ent_t *e, const h5p_read_t *rq)
  * read of a chunked dataset: the index must be countable
  * (H5Dget_num_chunks), hold no more chunks than the extent's grid has
  * slots, and every chunk must sit at a grid slot inside the extent, once:
- * listed one by one when there are at most 1024 (H5Dget_chunk_info is
- * quadratic in 1.10.8), else found by looking up every slot, when there
- * are at most 2^20 slots or 4 per chunk (else not checked). */
+ * listed (chunk_list: one by one up to 1024, else by a walk of a version
+ * 1 B-tree that libhdf5's lookups confirm), else found by looking up
+ * every slot, when there are at most 2^20 slots or 4 per chunk (else not
+ * checked). */
 static void chunk_index_why(child_t *c, c_ent_t *e, char *msg, size_t cap)
 {
     msg[0] = '\0';
     uint64_t ce, gd[NA_MAX_NDIM], slots = chunk_grid(e, gd, &ce);
-    hsize_t nalloc = 0;
+    hsize_t nalloc = 0, nl = 0;
+    const hsize_t *offs = NULL;
     hid_t fs = H5Dget_space(c->cur);
     if (fs < 0 || H5Dget_num_chunks(c->cur, fs, &nalloc) < 0) {
         char cause[200];
@@ -2533,19 +2671,10 @@ static void chunk_index_why(child_t *c, c_ent_t *e, char *msg, size_t cap)
     } else if (nalloc > slots) {
         snprintf(msg, cap, "the chunk index lists %llu chunks, more than the %llu the extent "
                  "holds", (unsigned long long)nalloc, (unsigned long long)slots);
-    } else if (nalloc <= 1024) {
-        uint64_t *flat = malloc((nalloc + 1) * sizeof *flat);
-        for (hsize_t i = 0; flat != NULL && i < nalloc && !msg[0]; i++) {
-            hsize_t off[H5S_MAX_RANK] = {0}, size = 0;
-            unsigned mask = 0;
-            haddr_t addr = 0;
-            if (H5Dget_chunk_info(c->cur, fs, i, off, &mask, &addr, &size) < 0) {
-                char cause[200];
-                h5_cause(cause, sizeof cause);
-                snprintf(msg, cap, "chunk %llu of the index cannot be read: %s",
-                         (unsigned long long)i, cause);
-                break;
-            }
+    } else if (chunk_list(c, e, nalloc, &offs, &nl) == 0) {
+        uint64_t *flat = malloc((nl + 1) * sizeof *flat);
+        for (hsize_t i = 0; flat != NULL && i < nl && !msg[0]; i++) {
+            const hsize_t *off = offs + i * (unsigned)e->ndim;
             uint64_t f = 0;
             int in = 1;
             for (int d = 0; d < e->ndim; d++) {
@@ -2561,19 +2690,16 @@ static void chunk_index_why(child_t *c, c_ent_t *e, char *msg, size_t cap)
             }
             flat[i] = f;
         }
-        /* each slot once (insertion sort: at most 1024) */
-        for (hsize_t i = 1; flat != NULL && !msg[0] && i < nalloc; i++) {
-            uint64_t v = flat[i];
-            hsize_t j = i;
-            for (; j > 0 && flat[j - 1] > v; j--)
-                flat[j] = flat[j - 1];
-            flat[j] = v;
-        }
-        for (hsize_t i = 1; flat != NULL && !msg[0] && i < nalloc; i++)
+        /* each slot once */
+        if (flat != NULL && !msg[0])
+            qsort(flat, nl, sizeof *flat, u64_cmp);
+        for (hsize_t i = 1; flat != NULL && !msg[0] && i < nl; i++)
             if (flat[i] == flat[i - 1])
                 snprintf(msg, cap, "the chunk index lists chunk slot %llu twice (a damaged "
                          "index)", (unsigned long long)flat[i]);
         free(flat);
+    } else if (c->cl_msg[0]) {
+        snprintf(msg, cap, "%s", c->cl_msg);
     } else if (slots <= ((uint64_t)1 << 20) || slots / 4 <= nalloc) {
         uint64_t found = 0;
         for (uint64_t k = 0; k < slots; k++) {
@@ -2656,7 +2782,7 @@ static void c_read(child_t *c, const h5p_read_t *rq)
         if (r < 0)
             h5_cause(cause, sizeof cause);
     } else {
-        r = c_read_range(c, e, lo, hi - lo, cause, sizeof cause);
+        r = c_read_sparse(c, e, lo, hi - lo, cause, sizeof cause);
     }
     if (r < 0) {
         c_fail(c, NA_E_FORMAT, "reading elements %llu..%llu failed: %s",

@@ -1644,7 +1644,7 @@ static int raw_file(child_t *c, raw_file_t *rf)
  * *offs (owned by c, kept until another entry's list), in index order.
  * Up to 1024 through H5Dget_chunk_info, which walks the index from its
  * start on every call in 1.10.8 (quadratic); more by walking the index
- * in the file (hdf5_chunks.c: version 1 B-trees), a list kept only when
+ * in the file (hdf5_chunks.c: version 1 B-trees and fixed arrays), a list kept only when
  * it holds nalloc chunks and libhdf5's own lookup finds every one inside
  * the extent, of the same stored size (H5Dget_chunk_storage_size, a
  * B-tree search; H5Dget_chunk_info_by_coord walks every chunk in 1.10.8,
@@ -1686,13 +1686,21 @@ static int cl_make(child_t *c, c_ent_t *e, hsize_t nalloc)
     H5O_info_t oi;
     if (getenv("NANAUDIT_HDF5_NO_WALK") != NULL) /* the tests of the fallbacks */
         return -1;
-    if (raw_file(c, &rf) != 0 || H5Oget_info2(c->cur, &oi, H5O_INFO_BASIC) < 0)
+    hsize_t cur[H5S_MAX_RANK], maxd[H5S_MAX_RANK];
+    uint64_t mx[NA_MAX_NDIM];
+    hid_t fs = H5Dget_space(c->cur);
+    int got = fs >= 0 && H5Sget_simple_extent_dims(fs, cur, maxd) == nd;
+    if (fs >= 0)
+        H5Sclose(fs);
+    for (int d = 0; got && d < nd; d++)
+        mx[d] = maxd[d]; /* H5S_UNLIMITED: no fixed array (hdf5_chunks.c) */
+    if (!got || raw_file(c, &rf) != 0 || H5Oget_info2(c->cur, &oi, H5O_INFO_BASIC) < 0)
         return -1;
     uint64_t *o = NULL, k = 0;
     na_h5ci_chunk_t *info = NULL;
     char why[200];
     int r = na_h5ci_list(rf.fd, rf.base, rf.eof, rf.sa, rf.sl, (uint64_t)oi.addr,
-                         (unsigned)nd, nalloc, &o, &info, &k, why, sizeof why);
+                         (unsigned)nd, mx, nalloc, &o, &info, &k, why, sizeof why);
     int ok = r == 0 && k == nalloc;
     for (uint64_t i = 0; ok && i < k; i++) {
         hsize_t *off = c->cl_offs + i * (unsigned)nd;

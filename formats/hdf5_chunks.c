@@ -75,8 +75,10 @@ static int rd(ci_t *c, uint64_t a, uint64_t n, const char *what)
     return 0;
 }
 
-/* Append one chunk: its key k (size, mask, offsets) and address. */
-static int add(ci_t *c, const uint8_t *k, uint64_t addr)
+/* Append one chunk: its element offsets (rank of them; from a B-tree key
+ * k when off is NULL: size, mask, offsets), stored size, mask, address. */
+static int add(ci_t *c, const uint8_t *k, const uint64_t *off, uint64_t size, uint32_t mask,
+               uint64_t addr)
 {
     if (c->n == c->max) {
         snprintf(c->msg, c->mcap, "the B-tree lists more than the %llu chunks libhdf5 counts",
@@ -100,9 +102,9 @@ static int add(ci_t *c, const uint8_t *k, uint64_t addr)
         c->cap = nc;
     }
     for (unsigned d = 0; d < c->rank; d++)
-        c->offs[c->n * c->rank + d] = le(k + 8 + 8 * d, 8);
-    c->info[c->n].size = (uint32_t)le(k, 4);
-    c->info[c->n].mask = (uint32_t)le(k + 4, 4);
+        c->offs[c->n * c->rank + d] = off != NULL ? off[d] : le(k + 8 + 8 * d, 8);
+    c->info[c->n].size = off != NULL ? size : le(k, 4);
+    c->info[c->n].mask = off != NULL ? mask : (uint32_t)le(k + 4, 4);
     c->info[c->n].addr = addr;
     c->n++;
     return 0;
@@ -152,13 +154,116 @@ static int walk(ci_t *c, uint64_t a, int level)
         const uint8_t *k = c->buf + i * (ksz + sa);
         uint64_t child = le(k + ksz, sa);
         if (lv == 0)
-            r = add(c, k, child);
+            r = add(c, k, NULL, 0, 0, child);
         else
             kids[i] = child;
     }
     for (uint64_t i = 0; lv > 0 && i < used && r == 0; i++)
         r = walk(c, kids[i], lv - 1);
     free(kids);
+    return r;
+}
+
+/* Element i (esz bytes at p) of a fixed array: a chunk unless its
+ * address is undefined. ck: the chunk's dims and element size (rank + 1),
+ * down: chunks per dim over the maximum dims; client 1: filtered. */
+static int fa_elem(ci_t *c, const uint8_t *p, unsigned esz, int client, uint64_t i,
+                   const uint64_t *ck, const uint64_t *down, uint64_t cbytes)
+{
+    uint64_t addr = le(p, c->sa);
+    if (addr == CI_UNDEF(c->sa))
+        return 0;
+    uint64_t off[CI_RANK_MAX];
+    for (unsigned d = c->rank; d-- > 0;) {
+        off[d] = (i % down[d]) * ck[d];
+        i /= down[d];
+    }
+    uint64_t size = client ? le(p + c->sa, esz - c->sa - 4) : cbytes;
+    uint32_t mask = client ? (uint32_t)le(p + esz - 4, 4) : 0;
+    return add(c, NULL, off, size, mask, addr);
+}
+
+/* A fixed array index (HDF5 File Format Specification 3.0, "Fixed Array
+ * Header" and "Fixed Array Data Block"; the chunk of slot i is the i-th
+ * in row-major order over the maximum dims' grid, H5Dfarray.c): "FAHD",
+ * version 0, client (0 chunks, 1 filtered chunks), element size, page
+ * bits, element count (sizeof_length), data block address, checksum; the
+ * data block "FADB", version, client, header address, then either the
+ * elements and a checksum, or - more elements than 1 << page bits - a
+ * bitmap of initialised pages (most significant bit first) and a
+ * checksum, the pages following: elements and a checksum each. An
+ * element is the chunk's address (undefined: not allocated), for
+ * filtered chunks followed by its stored size (element size - sizeof_addr
+ * - 4 bytes) and filter mask (4). */
+static int farray(ci_t *c, uint64_t a, const uint64_t *ck, const uint64_t *maxdims)
+{
+    unsigned sa = c->sa, sl = c->sl, rank = c->rank;
+    if (maxdims == NULL) {
+        snprintf(c->msg, c->mcap, "a fixed array index without the maximum dims");
+        return 1;
+    }
+    int r = rd(c, a, 8 + (uint64_t)sl + sa, "fixed array header");
+    if (r != 0)
+        return r;
+    int client = c->buf[5];
+    unsigned esz = c->buf[6], bits = c->buf[7];
+    uint64_t nel = le(c->buf + 8, sl), db = le(c->buf + 8 + sl, sa);
+    if (memcmp(c->buf, "FAHD", 4) != 0 || c->buf[4] != 0 || client > 1 || bits > 32 ||
+        (client == 0 && esz != sa) || (client == 1 && (esz <= sa + 4 || esz > sa + 12))) {
+        snprintf(c->msg, c->mcap, "the fixed array header at address %llu is not one",
+                 (unsigned long long)a);
+        return -1;
+    }
+    uint64_t down[CI_RANK_MAX], slots = 1, cbytes = ck[rank];
+    for (unsigned d = 0; d < rank; d++) {
+        down[d] = ck[d] == 0 ? 0 : (maxdims[d] + ck[d] - 1) / ck[d];
+        slots = down[d] == 0 || slots <= UINT64_MAX / down[d] ? slots * down[d] : UINT64_MAX;
+        cbytes = ck[d] == 0 || cbytes <= UINT64_MAX / ck[d] ? cbytes * ck[d] : UINT64_MAX;
+    }
+    if (nel != slots || slots == 0) {
+        snprintf(c->msg, c->mcap, "a fixed array of %llu elements for %llu chunk slots",
+                 (unsigned long long)nel, (unsigned long long)slots);
+        return 1;
+    }
+    if (db == CI_UNDEF(sa))
+        return 0;
+    uint64_t pre = 6 + (uint64_t)sa, pn = (uint64_t)1 << bits;
+    if (nel <= pn) {
+        r = rd(c, db, pre + nel * esz, "fixed array data block");
+        if (r == 0 && memcmp(c->buf, "FADB", 4) != 0) {
+            snprintf(c->msg, c->mcap, "the fixed array data block at address %llu is not one",
+                     (unsigned long long)db);
+            r = -1;
+        }
+        /* add() does not touch c->buf */
+        for (uint64_t i = 0; r == 0 && i < nel; i++)
+            r = fa_elem(c, c->buf + pre + i * esz, esz, client, i, ck, down, cbytes);
+        return r;
+    }
+    uint64_t np = (nel + pn - 1) / pn, bm = (np + 7) / 8;
+    r = rd(c, db, pre + bm, "fixed array data block");
+    if (r == 0 && memcmp(c->buf, "FADB", 4) != 0) {
+        snprintf(c->msg, c->mcap, "the fixed array data block at address %llu is not one",
+                 (unsigned long long)db);
+        r = -1;
+    }
+    uint8_t *map = r == 0 ? malloc((size_t)bm) : NULL;
+    if (r == 0 && map == NULL) {
+        snprintf(c->msg, c->mcap, "out of memory for a fixed array's page bitmap");
+        r = -3;
+    }
+    if (r == 0)
+        memcpy(map, c->buf + pre, (size_t)bm);
+    uint64_t page0 = db + pre + bm + 4, psize = pn * esz + 4;
+    for (uint64_t pg = 0; r == 0 && pg < np; pg++) {
+        if (!(map[pg / 8] & (0x80u >> (pg % 8))))
+            continue; /* never written: every chunk of the page unallocated */
+        uint64_t k = nel - pg * pn < pn ? nel - pg * pn : pn;
+        r = rd(c, page0 + pg * psize, k * esz, "fixed array page");
+        for (uint64_t i = 0; r == 0 && i < k; i++)
+            r = fa_elem(c, c->buf + i * esz, esz, client, pg * pn + i, ck, down, cbytes);
+    }
+    free(map);
     return r;
 }
 
@@ -295,8 +400,8 @@ uint64_t na_h5_span_find(const uint64_t (*s)[2], uint64_t n, uint64_t x)
 }
 
 int na_h5ci_list(int fd, uint64_t base, uint64_t eof, unsigned sa, unsigned sl, uint64_t ohdr,
-                 unsigned rank, uint64_t max, uint64_t **offs, na_h5ci_chunk_t **info,
-                 uint64_t *n, char *msg, size_t cap)
+                 unsigned rank, const uint64_t *maxdims, uint64_t max, uint64_t **offs,
+                 na_h5ci_chunk_t **info, uint64_t *n, char *msg, size_t cap)
 {
     *offs = NULL;
     *info = NULL;
@@ -316,7 +421,28 @@ int na_h5ci_list(int fd, uint64_t base, uint64_t eof, unsigned sa, unsigned sl, 
     if (r == 1)
         snprintf(msg, cap, "no layout message");
     uint64_t tree = 0;
-    if (r == 0) {
+    int fa = 0;
+    uint64_t ck[CI_RANK_MAX + 1];
+    if (r == 0 && ll >= 5 && lay[0] == 4 && lay[1] == 2) {
+        /* version 4: class, flags, dimensionality, the dims' byte width,
+         * the dims (the last: the element size), the index type, its
+         * parameters, its address */
+        unsigned nd = lay[3], w = lay[4], at = 5 + nd * w;
+        int ok = nd == rank + 1 && w >= 1 && w <= 8 && ll >= (uint64_t)at + 2 + sa;
+        for (unsigned d = 0; ok && d < nd; d++)
+            ck[d] = le(lay + 5 + d * w, w);
+        if (!ok) {
+            snprintf(msg, cap, "a version 4 chunked layout of %u dimensions for rank %u", nd,
+                     rank);
+            r = 1;
+        } else if (lay[at] != 3) {
+            snprintf(msg, cap, "a version 4 layout's index of type %u", lay[at]);
+            r = 1;
+        } else {
+            fa = 1;
+            tree = le(lay + at + 2, sa); /* after the page bits */
+        }
+    } else if (r == 0) {
         unsigned ver = ll > 0 ? lay[0] : 0, cls = 0, dims = 0;
         uint64_t at = 0;
         if ((ver == 1 || ver == 2) && ll >= 8) {
@@ -342,7 +468,9 @@ int na_h5ci_list(int fd, uint64_t base, uint64_t eof, unsigned sa, unsigned sl, 
         }
     }
     free(lay);
-    if (r == 0 && tree != CI_UNDEF(sa))
+    if (r == 0 && fa && tree != CI_UNDEF(sa))
+        r = farray(&c, tree, ck, maxdims);
+    else if (r == 0 && tree != CI_UNDEF(sa))
         r = walk(&c, tree, -1);
     free(c.buf);
     if (r != 0) {

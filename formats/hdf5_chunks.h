@@ -34,9 +34,14 @@
  *    Message"): versions 1 and 2 (version, dimensionality, class 2 =
  *    chunked, 5 reserved bytes, B-tree address), version 3 (version,
  *    class, dimensionality, B-tree address); the dimensionality counts
- *    the dataset's rank plus one. Version 4 layouts name other indices
- *    (single chunk, implicit, fixed array, extensible array, version 2
- *    B-tree), which this walker does not read;
+ *    the dataset's rank plus one. Version 4 (files written with libver
+ *    "v110" or later and no unlimited dim): class, flags,
+ *    dimensionality, the dims' byte width, the chunk dims (the last is
+ *    the element size), the index type and its parameters, its address;
+ *    of its index types only the fixed array (3) is read here
+ *    (hdf5_chunks.c farray); single chunk and implicit indices never
+ *    need a list, extensible arrays and version 2 B-trees (unlimited
+ *    dims) are not read;
  *  - a version 1 B-tree ("Level 1A1"): "TREE", node type 1 (raw data
  *    chunks), level, entries used (2), left and right sibling addresses,
  *    then key 0, child 0, ..., key N-1, child N-1, key N; a key is the
@@ -54,7 +59,7 @@
 /* One listed chunk: where the index says it is stored. */
 typedef struct na_h5ci_chunk {
     uint64_t addr; /* relative to the base address */
-    uint32_t size; /* stored bytes (after the filters) */
+    uint64_t size; /* stored bytes (after the filters) */
     uint32_t mask; /* filters skipped for this chunk (bit i: filter i) */
 } na_h5ci_chunk_t;
 
@@ -62,18 +67,21 @@ typedef struct na_h5ci_chunk {
  * ohdr in fd (not owned, read with pread). base: the file's base address
  * in bytes (its user block); eof: the file's size in bytes; sa, sl:
  * sizeof_addr and sizeof_length (2, 4 or 8); rank: the dataset's (1..32);
- * max: the most chunks to list (the count libhdf5 reports).
+ * maxdims: its maximum dims (rank of them; a fixed array's slots follow
+ * their grid), or NULL; max: the most chunks to list (the count libhdf5
+ * reports).
  * 0: listed, *n chunks; (*offs)[i * rank + d] is chunk i's element offset
  * in dimension d and (*info)[i] its storage, in index order (both
  * malloc'd, NULL when *n is 0; the caller frees them). 1: not a layout
- * this walker reads (not chunked, a version 4 layout's index, another
- * rank), msg says which. -1: the header or the B-tree is damaged, lies
+ * this walker reads (not chunked, a version 4 layout's index other than
+ * a fixed array, another rank, a fixed array that does not match the
+ * grid of maxdims), msg says which. -1: the header or the B-tree is damaged, lies
  * past the end of the file, cannot be read, or holds more than max
  * chunks; msg says what and where. -3: out of memory. Bounds: nodes
  * visited <= 2 * max + 64, levels <= 64, header bytes <= 64 MiB. */
 int na_h5ci_list(int fd, uint64_t base, uint64_t eof, unsigned sa, unsigned sl, uint64_t ohdr,
-                 unsigned rank, uint64_t max, uint64_t **offs, na_h5ci_chunk_t **info,
-                 uint64_t *n, char *msg, size_t cap);
+                 unsigned rank, const uint64_t *maxdims, uint64_t max, uint64_t **offs,
+                 na_h5ci_chunk_t **info, uint64_t *n, char *msg, size_t cap);
 
 /* Chunks' flat-index bounds [s[i][0], s[i][1]] (inclusive, row-major
  * element indices), as the reader's parent and child keep them: sorted

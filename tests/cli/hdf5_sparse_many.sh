@@ -6,16 +6,18 @@
 # unchecked. It now lists the chunks by walking the version 1 B-tree
 # itself (formats/hdf5_chunks.c), confirmed chunk by chunk by libhdf5
 # (hdf5_child.c chunk_list), and reads only the written chunks' elements.
-#  - /a: F32 [2^40] in 64-element chunks, 1100 written (a 330 KB file):
+#  - /a: F32 [2^38] in 64-element chunks, 1100 written (a 330 KB file):
 #    exact counts and mean/std against h5py + numpy, in seconds (reading
 #    every element would take hours: `timeout` is the guard).
 #  - /b: F64 [2^20, 4096] in (16, 64) chunks, 1100 written: exact counts.
+#  - /e: the same with libver "v110" (a fixed array index, paged, and
+#    deflated chunks).
 #  - clean of /c (F32 [65536, 64], (16, 64) chunks, 1100 written) with
 #    --nonfinite zero: every value equals numpy's on h5py's read, and the
 #    copy has the same 1100 chunks (unwritten ones stay unwritten).
-#  - /a's std matches to DESIGN.md's 1e-12 only since merges carry m2's
-#    rounding error (na_stats_t.m2_lo): 2^26 block merges had moved it by
-#    5e-10 relative.
+#  - /a's std matches DESIGN.md's 1e-12 with merges that carry m2's
+#    rounding error (na_stats_t.m2_lo; at 2^40 elements 2^26 block merges
+#    had moved it by 5e-10 relative: tests/unit/test_stats.c).
 #  - one chunk key of a 2^28-element dataset moved outside the extent (a
 #    damaged index, which libhdf5 1.10 reads as fill value: the chunk's
 #    NaN vanished): refused with exit 3, naming the key.
@@ -30,8 +32,8 @@ t = sys.argv[1]
 v = np.arange(64, dtype="<f4")
 v[3], v[5] = np.nan, np.inf
 with h5py.File(t + "/a.h5", "w") as f:
-    d = f.create_dataset("a", shape=(1 << 40,), dtype="<f4", chunks=(64,))
-    step = (1 << 34) // 1100
+    d = f.create_dataset("a", shape=(1 << 38,), dtype="<f4", chunks=(64,))
+    step = (1 << 32) // 1100
     for i in range(1100):
         d[i * step * 64:(i * step + 1) * 64] = v
 with h5py.File(t + "/b.h5", "w") as f:
@@ -49,6 +51,13 @@ with h5py.File(t + "/c.h5", "w") as f:
         x = rng.normal(size=(16, 64)).astype("<f4")
         x[i % 16, (3 * i) % 64] = [np.nan, np.inf, -np.inf][i % 3]
         d[r * 16:(r + 1) * 16] = x
+with h5py.File(t + "/e.h5", "w", libver="v110") as f:  # fixed array index, paged
+    d = f.create_dataset("e", shape=(1 << 14, 1 << 14), dtype="<f4", chunks=(64, 64),
+                         compression="gzip", shuffle=True)
+    for i in range(1100):
+        r, c = divmod((i * 59) % 65536, 256)  # 1100 distinct slots
+        d[r * 64:(r + 1) * 64, c * 64:(c + 1) * 64] = np.full((64, 64), i, "<f4")
+    d[5, 5] = np.nan
 with h5py.File(t + "/d.h5", "w") as f:
     d = f.create_dataset("d", shape=(1 << 28,), dtype="<f4", chunks=(64,))
     step = (1 << 22) // 1100
@@ -56,19 +65,19 @@ with h5py.File(t + "/d.h5", "w") as f:
         d[i * step * 64:(i * step + 1) * 64] = v
 PY
 
-# /a: 2^40 elements, 1100 chunks
+# /a: 2^38 elements, 1100 chunks
 J='j["files"][0]["tensors"][0]'
 expect_exit 1 timeout 120 "$NANAUDIT" scan --format json "$T/a.h5"
 cp "$T/stdout" "$T/a.json"
 expect_json "$T/a.json" "[$J[k] for k in ('elements', 'nan', 'pos_inf', 'neg_inf', 'zeros', 'unallocated_chunks', 'min', 'max')]" \
-    "[1099511627776, 1100, 1100, 0, $(((1 << 40) - 1100 * 64 + 1100)), $(((1 << 34) - 1100)), 0.0, 63.0]"
+    "[274877906944, 1100, 1100, 0, $(((1 << 38) - 1100 * 64 + 1100)), $(((1 << 32) - 1100)), 0.0, 63.0]"
 "$NA_PYTHON" - "$T/a.h5" "$T/a.json" <<'PY' || fail "/a: mean/std differ from h5py + numpy"
 import json, sys
 import h5py, numpy as np
 with h5py.File(sys.argv[1], "r") as f:
     d = f["a"]
     n, fill = d.shape[0], float(d.fillvalue)
-    step = (1 << 34) // 1100
+    step = (1 << 32) // 1100
     x = np.concatenate([d[i * step * 64:(i * step + 1) * 64] for i in range(1100)])
 x = x[np.isfinite(x)].astype(np.float64)
 nf = n - 1100 * 64                 # finite fill elements
@@ -85,6 +94,12 @@ PY
 expect_exit 1 timeout 120 "$NANAUDIT" scan --format json "$T/b.h5"
 expect_json "$T/stdout" "[$J[k] for k in ('elements', 'nan', 'unallocated_chunks', 'max')]" \
     "[4294967296, 1100, $((65536 * 64 - 1100)), 1099.0]"
+
+# /e: libver "v110" (a version 4 layout: a paged fixed array index of
+# 65536 slots, deflated chunks)
+expect_exit 1 timeout 120 "$NANAUDIT" scan --format json "$T/e.h5"
+expect_json "$T/stdout" "[$J[k] for k in ('elements', 'nan', 'unallocated_chunks', 'min', 'max')]" \
+    "[268435456, 1, $((65536 - 1100)), 0.0, 1099.0]"
 
 # /c: the same report when libhdf5 reads every element
 expect_exit 1 "$NANAUDIT" scan --format json "$T/c.h5"

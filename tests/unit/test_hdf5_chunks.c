@@ -137,11 +137,14 @@ static void done(fx_t *f)
     unlink(f->path);
 }
 
+static const uint64_t *g_maxdims; /* for a fixed array index */
+
 static int list(fx_t *f, uint64_t base, uint64_t max, uint64_t **o, na_h5ci_chunk_t **in,
                 uint64_t *n, char *msg, size_t cap)
 {
     save(f);
-    int r = na_h5ci_list(f->fd, base, sizeof f->b, 8, 8, OH - base, 2, max, o, in, n, msg, cap);
+    int r = na_h5ci_list(f->fd, base, sizeof f->b, 8, 8, OH - base, 2, g_maxdims, max, o, in, n,
+                         msg, cap);
     done(f);
     return r;
 }
@@ -230,6 +233,105 @@ static void test_v2_header_and_base(void **state)
     free(in);
 }
 
+#define FAHD 0x1000u
+#define FADB 0x1100u
+
+/* A version 4 layout with a fixed array index (chunk 4 x 5 of 4-byte
+ * elements, page bits `bits`, the header at FAHD) in place of the
+ * version 3 one, and the array's header: `nel` elements, data block at
+ * FADB. Returns the data block's bytes. */
+static uint8_t *fixed_array(fx_t *f, unsigned type, unsigned bits, uint64_t nel)
+{
+    uint8_t *l = f->b + CB + 8;
+    memset(l, 0, 32);
+    l[0] = 4;
+    l[1] = 2;
+    l[3] = 3; /* dimensionality */
+    l[4] = 4; /* bytes per dim */
+    put(l + 5, 4, 4);
+    put(l + 9, 5, 4);
+    put(l + 13, 4, 4);
+    l[17] = (uint8_t)type;
+    l[18] = (uint8_t)bits;
+    put(l + 19, FAHD, 8);
+    uint8_t *h = f->b + FAHD;
+    memcpy(h, "FAHD", 4);
+    h[6] = 8; /* element: an address */
+    h[7] = (uint8_t)bits;
+    put(h + 8, nel, 8);
+    put(h + 16, FADB, 8);
+    uint8_t *d = f->b + FADB;
+    memcpy(d, "FADB", 4);
+    put(d + 6, FAHD, 8);
+    return d;
+}
+
+/* Dataset [8, 10] in chunks of 4 x 5: 4 slots, (0,0) and (4,5) written,
+ * in one data block and in pages of 2 (page 0 never written). */
+static void test_fixed_array(void **state)
+{
+    (void)state;
+    static fx_t f;
+    uint64_t *o, n;
+    na_h5ci_chunk_t *in;
+    char msg[300];
+    const uint64_t maxd[2] = {8, 10};
+    g_maxdims = maxd;
+    make(&f, 3, 2, 3);
+    uint8_t *d = fixed_array(&f, 3, 10, 4);
+    put(d + 14, 0x2000, 8);
+    put(d + 22, UNDEF, 8);
+    put(d + 30, UNDEF, 8);
+    put(d + 38, 0x4000, 8);
+    assert_int_equal(list(&f, 0, 4, &o, &in, &n, msg, sizeof msg), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(o[0], 0);
+    assert_int_equal(o[1], 0);
+    assert_int_equal(o[2], 4);
+    assert_int_equal(o[3], 5);
+    assert_int_equal(in[0].addr, 0x2000);
+    assert_int_equal(in[0].size, 80); /* 4 x 5 x 4 bytes: not filtered */
+    assert_int_equal(in[1].addr, 0x4000);
+    free(o);
+    free(in);
+    /* paged: 2 elements a page, a bitmap of 1 byte, pages after the
+     * block's checksum, each of 2 elements and a checksum */
+    make(&f, 3, 2, 3);
+    d = fixed_array(&f, 3, 1, 4);
+    d[14] = 0x40; /* page 1 only (most significant bit first) */
+    uint8_t *p1 = d + 14 + 1 + 4 + (2 * 8 + 4);
+    put(p1, 0x5000, 8);
+    put(p1 + 8, UNDEF, 8);
+    put(d + 14 + 1 + 4, 0x6000, 8); /* page 0: not initialised, not read */
+    assert_int_equal(list(&f, 0, 4, &o, &in, &n, msg, sizeof msg), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(o[0], 4); /* slot 2 */
+    assert_int_equal(o[1], 0);
+    assert_int_equal(in[0].addr, 0x5000);
+    free(o);
+    free(in);
+    /* not read: an element count that is not the grid's, another index
+     * type, no maximum dims; damaged: a bad signature */
+    make(&f, 3, 2, 3);
+    fixed_array(&f, 3, 10, 6);
+    assert_int_equal(list(&f, 0, 4, &o, &in, &n, msg, sizeof msg), 1);
+    assert_string_equal(msg, "a fixed array of 6 elements for 4 chunk slots");
+    make(&f, 3, 2, 3);
+    fixed_array(&f, 4, 10, 4);
+    assert_int_equal(list(&f, 0, 4, &o, &in, &n, msg, sizeof msg), 1);
+    assert_string_equal(msg, "a version 4 layout's index of type 4");
+    make(&f, 3, 2, 3);
+    fixed_array(&f, 3, 10, 4);
+    f.b[FADB] = 'X';
+    assert_int_equal(list(&f, 0, 4, &o, &in, &n, msg, sizeof msg), -1);
+    assert_string_equal(msg, "the fixed array data block at address 4352 is not one");
+    g_maxdims = NULL;
+    make(&f, 3, 2, 3);
+    fixed_array(&f, 3, 10, 4);
+    assert_int_equal(list(&f, 0, 4, &o, &in, &n, msg, sizeof msg), 1);
+    assert_string_equal(msg, "a fixed array index without the maximum dims");
+}
+
 static void test_not_read_here(void **state)
 {
     (void)state;
@@ -237,9 +339,9 @@ static void test_not_read_here(void **state)
     uint64_t *o, n;
     na_h5ci_chunk_t *in;
     char msg[300];
-    make(&f, 4, 2, 3);
+    make(&f, 5, 2, 3);
     assert_int_equal(list(&f, 0, 3, &o, &in, &n, msg, sizeof msg), 1);
-    assert_string_equal(msg, "a version 4 layout message");
+    assert_string_equal(msg, "a version 5 layout message");
     make(&f, 3, 1, 3);
     assert_int_equal(list(&f, 0, 3, &o, &in, &n, msg, sizeof msg), 1);
     assert_string_equal(msg, "a layout of class 1");
@@ -331,9 +433,12 @@ static void test_bad_parameters(void **state)
     uint64_t *o, n;
     na_h5ci_chunk_t *in;
     char msg[100];
-    assert_int_equal(na_h5ci_list(0, 0, 100, 3, 8, 0, 1, 10, &o, &in, &n, msg, sizeof msg), 1);
-    assert_int_equal(na_h5ci_list(0, 0, 100, 8, 8, 0, 0, 10, &o, &in, &n, msg, sizeof msg), 1);
-    assert_int_equal(na_h5ci_list(-1, 0, 100, 8, 8, 0, 1, 10, &o, &in, &n, msg, sizeof msg), 1);
+    assert_int_equal(na_h5ci_list(0, 0, 100, 3, 8, 0, 1, NULL, 10, &o, &in, &n, msg, sizeof msg),
+                     1);
+    assert_int_equal(na_h5ci_list(0, 0, 100, 8, 8, 0, 0, NULL, 10, &o, &in, &n, msg, sizeof msg),
+                     1);
+    assert_int_equal(na_h5ci_list(-1, 0, 100, 8, 8, 0, 1, NULL, 10, &o, &in, &n, msg, sizeof msg),
+                     1);
     assert_string_equal(msg, "sizes this walker does not read");
 }
 
@@ -363,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_v1_header),
         cmocka_unit_test(test_v2_header_and_base),
         cmocka_unit_test(test_not_read_here),
+        cmocka_unit_test(test_fixed_array),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_bad_parameters),
         cmocka_unit_test(test_spans),

@@ -11,10 +11,10 @@
 #include <poll.h>   /* poll, POLLERR */
 #include <signal.h> /* signal, SIGPIPE */
 #include <stdio.h>  /* printf */
-#include <stdlib.h> /* free */
+#include <stdlib.h> /* free, getenv, setenv */
 #include <string.h> /* strcmp */
 #include <sys/stat.h> /* fstat, S_ISFIFO */
-#include <unistd.h> /* dup2, close */
+#include <unistd.h> /* dup2, close, execv */
 
 int cli_stdout_closed;
 
@@ -94,8 +94,29 @@ int cli_stdout_failed(void)
     return 1;
 }
 
+/* libgomp's idle threads spin for GOMP_SPINCOUNT iterations (300,000 by
+ * default) waiting for the next parallel region before they sleep. On a
+ * machine whose cores are busy (a CI runner) a spinning thread takes the
+ * CPU from the thread doing the serial work between regions: a sparse
+ * 2^40-element HDF5 scan took 15-17 s with --threads 2 beside one busy
+ * core, 4.1 s with --threads 1 or GOMP_SPINCOUNT=1000 (bench/RESULTS.md).
+ * libgomp reads its environment once, when it is loaded, before main: so
+ * when the user set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, nanaudit
+ * starts itself again, once, with GOMP_SPINCOUNT=1000 (about a
+ * microsecond of spinning). When that exec fails, it goes on as it is. */
+static void omp_spin_short(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") != NULL || getenv("GOMP_SPINCOUNT") != NULL)
+        return;
+    if (setenv("GOMP_SPINCOUNT", "1000", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    unsetenv("GOMP_SPINCOUNT");
+}
+
 int main(int argc, char **argv)
 {
+    omp_spin_short(argv);
     /* No OpenSSL clean-up at exit: an exit() while clean's hashing thread
      * is inside libcrypto (an error path, a library's fatal exit) freed
      * its tables under that thread, which crashed (exit 139; round 32b).

@@ -1090,7 +1090,9 @@ static na_status_t run_tiles(const na_tensor_t *t, const na_clean_opts_t *o,
         T.cache_k = UINT64_MAX;
         /* decided here, once: every thread must meet the same constructs */
         int want_cache = nflag && T.cache_ok && !T.cache_have;
-#pragma omp parallel
+        /* a chunk of fill blocks only: one thread, no barriers (as pass 1
+         * of the scan, lib/scan_pass.c) */
+#pragma omp parallel if (nflag < T.nb)
         {
             /* two blocks: the values and scratch for the pass (emit),
              * then the block's row states, one byte each (tile_rs) */

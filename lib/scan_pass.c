@@ -265,7 +265,10 @@ static na_status_t pass1(scan_t *s, na_result_t *r, na_err_t *err)
             st = read_blocks(s, e0, n, j0, j1, &w, err);
         if (st != NA_OK)
             return st;
-        int nt = s->threads < nb ? s->threads : (int)nb;
+        /* a window of fill blocks only is merges of the template: one
+         * thread, no barrier (65536 such windows of a sparse 2^40-element
+         * dataset cost minutes of barrier waits on a loaded machine) */
+        int nt = j0 > j1 ? 1 : s->threads < nb ? s->threads : (int)nb;
 #pragma omp parallel for num_threads(nt) schedule(static)
         for (long j = 0; j < nb; j++) {
             size_t off = (size_t)j * B, bn = n - off < B ? n - off : B;

@@ -148,6 +148,7 @@ typedef struct child {
     int cl_state;         /* 0 none, 1 listed, 2 not listed, 3 failed (cl_msg) */
     hsize_t *cl_offs;     /* cl_n chunks, ndim element offsets each */
     hsize_t cl_n;
+    uint64_t (*cl_ord)[2]; /* {dim-0 offset, chunk} sorted, or NULL (rows_read) */
     char cl_msg[200];
 } child_t;
 
@@ -1725,6 +1726,8 @@ static int chunk_list(child_t *c, c_ent_t *e, hsize_t nalloc, const hsize_t **of
     size_t entry = (size_t)(e - c->ents);
     if (c->cl_state == 0 || c->cl_ent != entry) {
         free(c->cl_offs);
+        free(c->cl_ord);
+        c->cl_ord = NULL;
         c->cl_offs = NULL;
         c->cl_n = 0;
         c->cl_msg[0] = '\0';
@@ -1921,32 +1924,137 @@ static herr_t c_read_range(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, uint
     return r;
 }
 
+/* Elements [a, a+m) of the window that starts at element lo (already
+ * holding the fill element) from the spans that meet them. */
+static herr_t spans_read(child_t *c, c_ent_t *e, uint64_t lo, uint64_t a0, uint64_t m,
+                         char *cause, size_t cap)
+{
+    size_t es = (size_t)e->esize * e->per;
+    size_t a = (size_t)na_h5_span_find((const uint64_t(*)[2])e->spans, e->n_spans, a0);
+    herr_t r = 0;
+    for (; r >= 0 && m > 0 && a < e->n_spans && e->spans[a][0] < a0 + m; a++) {
+        uint64_t s0 = e->spans[a][0] > a0 ? e->spans[a][0] : a0;
+        uint64_t s1 = e->spans[a][1] < a0 + m - 1 ? e->spans[a][1] : a0 + m - 1;
+        r = c_read_range(c, e, s0, s1 - s0 + 1, c->shm + (s0 - lo) * es, cause, cap);
+    }
+    return r;
+}
+
+static int ord_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Whole rows [r0, r0+nr) of dim 0 of the window that starts at element
+ * lo (already holding the fill element): every listed chunk that meets
+ * them read as the box it has in common with them, one H5Dread each, so
+ * that libhdf5 meets only allocated chunks. -2 when the list is gone. */
+static herr_t rows_read(child_t *c, c_ent_t *e, uint64_t lo, uint64_t r0, uint64_t nr,
+                        char *cause, size_t cap)
+{
+    int nd = e->ndim;
+    if (c->cl_state != 1 || c->cl_ent != (size_t)(e - c->ents))
+        return -2;
+    if (c->cl_ord == NULL) {
+        c->cl_ord = malloc((size_t)(c->cl_n ? c->cl_n : 1) * sizeof *c->cl_ord);
+        if (c->cl_ord == NULL)
+            return -2;
+        for (hsize_t i = 0; i < c->cl_n; i++) {
+            c->cl_ord[i][0] = c->cl_offs[i * (unsigned)nd];
+            c->cl_ord[i][1] = i;
+        }
+        qsort(c->cl_ord, (size_t)c->cl_n, sizeof *c->cl_ord, ord_cmp);
+    }
+    uint64_t row = 1, ck0 = e->chunk[0];
+    for (int d = 1; d < nd; d++)
+        row *= e->shape[d];
+    uint8_t *dst = c->shm + (r0 * row - lo) * e->esize * e->per;
+    /* the first chunk that may reach row r0: dim-0 offset >= r0 - ck0 + 1 */
+    uint64_t from = r0 >= ck0 ? r0 - ck0 + 1 : 0, a = 0, b = c->cl_n;
+    while (a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        if (c->cl_ord[mid][0] < from)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    hsize_t md[H5S_MAX_RANK];
+    md[0] = nr;
+    for (int d = 1; d < nd; d++)
+        md[d] = e->shape[d];
+    hid_t ms = H5Screate_simple(nd, md, NULL), fs = H5Dget_space(c->cur);
+    herr_t r = ms < 0 || fs < 0 ? -1 : 0;
+    for (; r >= 0 && a < c->cl_n && c->cl_ord[a][0] < r0 + nr; a++) {
+        const hsize_t *off = c->cl_offs + c->cl_ord[a][1] * (unsigned)nd;
+        hsize_t fst[H5S_MAX_RANK], cnt[H5S_MAX_RANK], mst[H5S_MAX_RANK];
+        uint64_t end0 = off[0] + ck0 < r0 + nr ? off[0] + ck0 : r0 + nr;
+        fst[0] = off[0] > r0 ? off[0] : r0;
+        if (end0 <= fst[0])
+            continue;
+        cnt[0] = end0 - fst[0];
+        mst[0] = fst[0] - r0;
+        for (int d = 1; d < nd; d++) {
+            fst[d] = mst[d] = off[d];
+            cnt[d] = e->shape[d] - off[d] < e->chunk[d] ? e->shape[d] - off[d] : e->chunk[d];
+        }
+        if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, fst, NULL, cnt, NULL) < 0 ||
+            H5Sselect_hyperslab(ms, H5S_SELECT_SET, mst, NULL, cnt, NULL) < 0 ||
+            H5Dread(c->cur, e->memtype, ms, fs, H5P_DEFAULT, dst) < 0)
+            r = -1;
+    }
+    if (r < 0)
+        h5_cause(cause, cap);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    return r;
+}
+
 /* Dataset elements [lo, lo+n) into the mapping, when some lie in
  * allocated chunks (range_is_fill is 0): with the chunks' spans known
  * (chunk_spans), the fill element everywhere (fill_range) and then only
- * the spans' elements read, so that a window over a few chunks of a
- * sparse dataset costs those chunks, not an H5Dread of every element
- * (which makes libhdf5 build the fill value of every unallocated chunk:
- * ~4 ns an element here); else one read of the whole range. */
+ * the allocated chunks' elements read, so that a window over a few
+ * chunks of a sparse dataset costs those chunks, not an H5Dread of every
+ * element (which makes libhdf5 build the fill value of every unallocated
+ * chunk: ~4 ns an element here); else one read of the whole range. The
+ * flat spans are exact where chunks span the trailing dims; where they
+ * do not (column chunks: every chunk's span crosses the others'), the
+ * whole rows of the range are read chunk by chunk from the list
+ * (rows_read), the partial rows at its ends from the spans. */
 static herr_t c_read_sparse(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
                             size_t cap)
 {
     if (e->nostorage || !e->chunked || e->unalloc <= 0 || e->attr != NULL || e->ndim == 0 ||
         !e->have_spans || e->n_spans == SIZE_MAX || getenv("NANAUDIT_HDF5_READ_ALL") != NULL)
         return c_read_range(c, e, lo, n, c->shm, cause, cap);
+    int across = 0; /* chunks narrower than a trailing dim */
+    for (int d = 1; d < e->ndim; d++)
+        across |= e->chunk[d] < e->shape[d];
+    int by_chunk = across && c->cl_state == 1 && c->cl_ent == (size_t)(e - c->ents);
     size_t a = (size_t)na_h5_span_find((const uint64_t(*)[2])e->spans, e->n_spans, lo);
-    if (a < e->n_spans && e->spans[a][0] <= lo && e->spans[a][1] >= lo + n - 1)
+    if (!by_chunk && a < e->n_spans && e->spans[a][0] <= lo && e->spans[a][1] >= lo + n - 1)
         return c_read_range(c, e, lo, n, c->shm, cause, cap); /* all in one span */
     if (fill_range(c, e, n) < 0) {
         h5_cause(cause, cap);
         return -1;
     }
-    size_t es = (size_t)e->esize * e->per;
+    uint64_t part[3][2] = {{lo, n}, {0, 0}, {0, 0}};
+    if (by_chunk)
+        row_parts(e->ndim, e->shape, lo, n, part);
+    uint64_t row = 1;
+    for (int d = 1; d < e->ndim; d++)
+        row *= e->shape[d];
     herr_t r = 0;
-    for (; r >= 0 && a < e->n_spans && e->spans[a][0] < lo + n; a++) {
-        uint64_t s0 = e->spans[a][0] > lo ? e->spans[a][0] : lo;
-        uint64_t s1 = e->spans[a][1] < lo + n - 1 ? e->spans[a][1] : lo + n - 1;
-        r = c_read_range(c, e, s0, s1 - s0 + 1, c->shm + (s0 - lo) * es, cause, cap);
+    for (int k = 0; r >= 0 && k < 3; k++) {
+        if (part[k][1] == 0)
+            continue;
+        r = k == 1 && by_chunk ? rows_read(c, e, lo, part[k][0] / row, part[k][1] / row, cause,
+                                           cap)
+                               : -2;
+        if (r == -2) /* not by chunk, or the list is gone */
+            r = spans_read(c, e, lo, part[k][0], part[k][1], cause, cap);
     }
     return r;
 }

@@ -12,6 +12,8 @@
 #  - /b: F64 [2^20, 4096] in (16, 64) chunks, 1100 written: exact counts.
 #  - /e: the same with libver "v110" (a fixed array index, paged, and
 #    deflated chunks).
+#  - /f: chunks narrower than the rows, 2-D (256, 1) and 3-D (7, 3, 50),
+#    read chunk by chunk: the report of reading every element.
 #  - clean of /c (F32 [65536, 64], (16, 64) chunks, 1100 written) with
 #    --nonfinite zero: every value equals numpy's on h5py's read, and the
 #    copy has the same 1100 chunks (unwritten ones stay unwritten).
@@ -58,6 +60,21 @@ with h5py.File(t + "/e.h5", "w", libver="v110") as f:  # fixed array index, page
         r, c = divmod((i * 59) % 65536, 256)  # 1100 distinct slots
         d[r * 64:(r + 1) * 64, c * 64:(c + 1) * 64] = np.full((64, 64), i, "<f4")
     d[5, 5] = np.nan
+with h5py.File(t + "/f.h5", "w") as f:  # chunks narrower than the rows
+    rng = np.random.default_rng(3)
+    d = f.create_dataset("x", shape=(4100, 3000), dtype="<f4", chunks=(256, 1),
+                         fillvalue=-2.5)
+    for s in rng.choice(17 * 3000, 1500, replace=False):
+        i, j = divmod(int(s), 3000)
+        w = rng.normal(size=(256, 1)).astype("<f4")
+        w[i % 256, 0] = np.nan
+        d[i * 256:(i + 1) * 256, j:j + 1] = w[:min(256, 4100 - i * 256)]
+    d = f.create_dataset("y", shape=(3000, 40, 50), dtype="<f8", chunks=(7, 3, 50),
+                         compression="gzip")
+    for k in range(1100):
+        a, b = divmod((k * 31) % (429 * 14), 14)
+        d[a * 7:(a + 1) * 7, b * 3:(b + 1) * 3, :] = k
+    d[0, 0, 0] = np.inf
 with h5py.File(t + "/d.h5", "w") as f:
     d = f.create_dataset("d", shape=(1 << 28,), dtype="<f4", chunks=(64,))
     step = (1 << 22) // 1100
@@ -100,6 +117,28 @@ expect_json "$T/stdout" "[$J[k] for k in ('elements', 'nan', 'unallocated_chunks
 expect_exit 1 timeout 120 "$NANAUDIT" scan --format json "$T/e.h5"
 expect_json "$T/stdout" "[$J[k] for k in ('elements', 'nan', 'unallocated_chunks', 'min', 'max')]" \
     "[268435456, 1, $((65536 - 1100)), 0.0, 1099.0]"
+
+# /f: chunks narrower than the rows (column chunks; 3-D), read chunk by
+# chunk (hdf5_child.c rows_read): the report of reading every element,
+# and h5py's counts
+expect_exit 1 timeout 120 "$NANAUDIT" scan --format json "$T/f.h5"
+cp "$T/stdout" "$T/f.json"
+NANAUDIT_HDF5_READ_ALL=1 expect_exit 1 "$NANAUDIT" scan --format json "$T/f.h5"
+cmp -s "$T/stdout" "$T/f.json" || fail "/f: NANAUDIT_HDF5_READ_ALL changes the report"
+"$NA_PYTHON" - "$T/f.h5" "$T/f.json" <<'PY' || fail "/f: counts differ from h5py"
+import json, sys
+import h5py, numpy as np
+t = {x["name"]: x for x in json.load(open(sys.argv[2]))["files"][0]["tensors"]}
+with h5py.File(sys.argv[1], "r") as f:
+    for name in ("x", "y"):
+        a = f[name][...]
+        got = [t["/" + name][k] for k in ("nan", "pos_inf", "min", "max")]
+        fin = a[np.isfinite(a)]
+        want = [int(np.isnan(a).sum()), int(np.isposinf(a).sum()), float(fin.min()), float(fin.max())]
+        print(name, got, want, f[name].id.get_num_chunks())
+        if got != want or f[name].id.get_num_chunks() in (0, t["/" + name]["unallocated_chunks"]):
+            sys.exit(1)
+PY
 
 # /c: the same report when libhdf5 reads every element
 expect_exit 1 "$NANAUDIT" scan --format json "$T/c.h5"

@@ -1651,9 +1651,12 @@ static int raw_file(child_t *c, raw_file_t *rf)
  * B-tree search; H5Dget_chunk_info_by_coord walks every chunk in 1.10.8,
  * 10 ms a call at 200,000 chunks). Chunks outside the extent or off its grid are
  * listed as the index has them (chunk_index_why names them). 0: listed;
- * -1: not, c->cl_msg saying why when libhdf5 failed to read the index,
- * "" when the list is unknown (another index type, a walk that disagrees
- * with libhdf5): the callers then do what they did before. */
+ * -1: not, c->cl_msg saying why when libhdf5 failed to read the index or
+ * the walk found it breaking the format (a node of the wrong level, past
+ * the end of the file: libhdf5 1.10.8 reads what it reaches and counts
+ * the rest as unwritten, without an error), "" when the list is unknown
+ * (another index type, a walk that disagrees with libhdf5): the callers
+ * then do what they did before. */
 static int cl_make(child_t *c, c_ent_t *e, hsize_t nalloc)
 {
     int nd = e->ndim;
@@ -1699,10 +1702,12 @@ static int cl_make(child_t *c, c_ent_t *e, hsize_t nalloc)
         return -1;
     uint64_t *o = NULL, k = 0;
     na_h5ci_chunk_t *info = NULL;
-    char why[200];
+    char why[160];
     int r = na_h5ci_list(rf.fd, rf.base, rf.eof, rf.sa, rf.sl, (uint64_t)oi.addr,
                          (unsigned)nd, mx, nalloc, &o, &info, &k, why, sizeof why);
     int ok = r == 0 && k == nalloc;
+    if (r == -1) /* the index breaks the format: damage (chunk_index_why says it) */
+        snprintf(c->cl_msg, sizeof c->cl_msg, "the chunk index is damaged: %s", why);
     for (uint64_t i = 0; ok && i < k; i++) {
         hsize_t *off = c->cl_offs + i * (unsigned)nd;
         int in = 1;

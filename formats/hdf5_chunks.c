@@ -80,10 +80,10 @@ static int rd(ci_t *c, uint64_t a, uint64_t n, const char *what)
 static int add(ci_t *c, const uint8_t *k, const uint64_t *off, uint64_t size, uint32_t mask,
                uint64_t addr)
 {
-    if (c->n == c->max) {
-        snprintf(c->msg, c->mcap, "the B-tree lists more than the %llu chunks libhdf5 counts",
+    if (c->n == c->max) { /* libhdf5 disagrees: not a list to keep, nor a finding */
+        snprintf(c->msg, c->mcap, "the index lists more than the %llu chunks libhdf5 counts",
                  (unsigned long long)c->max);
-        return -1;
+        return 1;
     }
     if (c->n == c->cap) {
         uint64_t nc = c->cap ? c->cap * 2 : 1024;
@@ -420,6 +420,8 @@ int na_h5ci_list(int fd, uint64_t base, uint64_t eof, unsigned sa, unsigned sl, 
     int r = find_layout(&c, ohdr, &lay, &ll);
     if (r == 1)
         snprintf(msg, cap, "no layout message");
+    else if (r == -1)
+        r = 1; /* libhdf5 opened this header: a reading of ours it disagrees with */
     uint64_t tree = 0;
     int fa = 0;
     uint64_t ck[CI_RANK_MAX + 1];

@@ -75,10 +75,15 @@ typedef struct na_h5ci_chunk {
  * malloc'd, NULL when *n is 0; the caller frees them). 1: not a layout
  * this walker reads (not chunked, a version 4 layout's index other than
  * a fixed array, another rank, a fixed array that does not match the
- * grid of maxdims), msg says which. -1: the header or the B-tree is damaged, lies
- * past the end of the file, cannot be read, or holds more than max
- * chunks; msg says what and where. -3: out of memory. Bounds: nodes
- * visited <= 2 * max + 64, levels <= 64, header bytes <= 64 MiB. */
+ * grid of maxdims), or a reading that disagrees with libhdf5's (an
+ * object header this walker cannot parse, though libhdf5 opened it; more
+ * chunks than max), msg says which. -1: the index itself breaks the
+ * format (a B-tree node that is not one, of a level other than its
+ * parent's less one, lying past the end of the file or unreadable; more
+ * nodes than max chunks need; a fixed array header or data block that
+ * is not one): damage, msg says what and where. -3: out of memory.
+ * Bounds: nodes visited <= 2 * max + 64, levels <= 64, header bytes <= 64
+ * MiB. */
 int na_h5ci_list(int fd, uint64_t base, uint64_t eof, unsigned sa, unsigned sl, uint64_t ohdr,
                  unsigned rank, const uint64_t *maxdims, uint64_t max, uint64_t **offs,
                  na_h5ci_chunk_t **info, uint64_t *n, char *msg, size_t cap);

@@ -43,6 +43,26 @@ for t in (m.start() for m in re.finditer(b"TREE\x01\x00", b)):  # leaf nodes
     struct.pack_into("<Q", b, t + 24 + 8, 5000)  # the leaf's first chunk: row 5000 of 3000
     break
 open("many_moved.h5", "wb").write(b)
+# a three-level chunk B-tree (3000 chunks) whose root points at a leaf
+# where a level-1 node belongs: libhdf5 1.10.8 reads it without an error
+# and counts the chunks it no longer reaches (and their NaN) as never
+# written (round 35a)
+v = np.arange(4, dtype="f4"); v[3] = np.nan
+with h5py.File("deep.h5", "w") as f:
+    d = f.create_dataset("x", shape=(1 << 24,), dtype="f4", chunks=(4,))
+    step = (1 << 22) // 3000
+    for i in np.random.default_rng(1).permutation(3000):
+        d[i * step * 4:(i * step + 1) * 4] = v
+b = bytearray(open("deep.h5", "rb").read())
+nodes = [m.start() for m in re.finditer(b"TREE\x01", b)]
+root = max(nodes, key=lambda a: b[a + 5])
+leaf = [a for a in nodes if b[a + 5] == 0][0]
+used = struct.unpack_from("<H", b, root + 6)[0]
+assert b[root + 5] == 2 and used >= 2, (b[root + 5], used)
+# the last entry's child (keys of 24 bytes, children of 8): libhdf5 still
+# counts more than 1024 chunks, so they are listed by the walk
+struct.pack_into("<Q", b, root + 24 + (used - 1) * 32 + 24, leaf)
+open("deep_level.h5", "wb").write(b)
 # group /g's local heap: link names read from other bytes
 with h5py.File("lh.h5", "w") as f:
     f.create_dataset("g/x", data=y)
@@ -77,6 +97,9 @@ one_line scan key_moved.h5 "nanaudit: key_moved.h5: /x: the chunk index puts a c
 expect_stdout_contains "/ok" # the other dataset is audited
 expect_exit 3 "$N" scan many_moved.h5
 expect_stderr_contains "many_moved.h5: /x: the chunk index puts a chunk at [5000, 0], outside the extent or off the chunk grid (a damaged index)"
+expect_exit 3 "$N" scan deep_level.h5
+expect_stderr_contains "deep_level.h5: /x: the chunk index is damaged: the chunk B-tree node at address "
+expect_stderr_contains " has level 0, not its parent's less one"
 # without the B-tree walk (hdf5_chunks.c; what a version 4 layout's index
 # gets): found by looking up every slot of the grid
 NANAUDIT_HDF5_NO_WALK=1 expect_exit 3 "$N" scan many_moved.h5
@@ -93,7 +116,7 @@ expect_exit 3 "$N" info links.h5
 expect_stderr_contains "links.h5: /g/: the link cannot be read: no name specified"
 # clean writes nothing
 mkdir out
-for f in bt_root.h5 key_moved.h5 many_moved.h5 links.h5; do
+for f in bt_root.h5 key_moved.h5 many_moved.h5 deep_level.h5 links.h5; do
     expect_exit 3 "$N" clean -q "$f" -o "out/$f"
     assert_eq "$(ls -A out)" "" "clean of $f left a file"
 done

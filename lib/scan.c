@@ -246,7 +246,8 @@ NA_INLINE void p1_f64_masked(const unsigned char *p, size_t n, na_stats_t *s)
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0, 0.0};
+    *s = (na_stats_t){n,   nnan, npinf, nninf, nzero, nsub, nfin, NAN,
+                      NAN, NAN,  NAN,   0.0,   0,     0.0,  0.0};
     if (nfin == 0)
         return;
     double mean = sum / (double)nfin, m2 = 0.0, sd = 0.0;
@@ -425,7 +426,8 @@ static void p1_decoded(const double *v, const unsigned char *c, size_t n, na_sta
         mn = lo < mn ? lo : mn;
         mx = hi > mx ? hi : mx;
     }
-    *s = (na_stats_t){n, nnan, npinf, nninf, nzero, nsub, nfin, NAN, NAN, NAN, NAN, 0.0, 0, 0.0, 0.0};
+    *s = (na_stats_t){n,   nnan, npinf, nninf, nzero, nsub, nfin, NAN,
+                      NAN, NAN,  NAN,   0.0,   0,     0.0,  0.0};
     s->missing = nmiss;
     if (nfin == 0)
         return;

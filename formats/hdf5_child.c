@@ -148,7 +148,7 @@ typedef struct child {
     int cl_state;         /* 0 none, 1 listed, 2 not listed, 3 failed (cl_msg) */
     hsize_t *cl_offs;     /* cl_n chunks, ndim element offsets each */
     hsize_t cl_n;
-    uint64_t (*cl_ord)[2]; /* {dim-0 offset, chunk} sorted, or NULL (rows_read) */
+    uint64_t (*cl_ord)[2]; /* {chunk, dim-0 offset} by offset, or NULL (rows_read) */
     char cl_msg[200];
 } child_t;
 
@@ -1726,6 +1726,8 @@ static int cl_make(child_t *c, c_ent_t *e, hsize_t nalloc)
     return ok ? 0 : -1;
 }
 
+/* nalloc UINT64_MAX: counted here when the list must be made (chunk_spans,
+ * after the index check has made it). */
 static int chunk_list(child_t *c, c_ent_t *e, hsize_t nalloc, const hsize_t **offs, hsize_t *n)
 {
     size_t entry = (size_t)(e - c->ents);
@@ -1737,7 +1739,12 @@ static int chunk_list(child_t *c, c_ent_t *e, hsize_t nalloc, const hsize_t **of
         c->cl_n = 0;
         c->cl_msg[0] = '\0';
         c->cl_ent = entry;
-        c->cl_state = cl_make(c, e, nalloc) == 0 ? 1 : c->cl_msg[0] ? 3 : 2;
+        if (nalloc == UINT64_MAX && num_chunks(c->cur, &nalloc) < 0) {
+            H5Eclear2(H5E_DEFAULT);
+            c->cl_state = 2; /* the index check says why */
+        } else {
+            c->cl_state = cl_make(c, e, nalloc) == 0 ? 1 : c->cl_msg[0] ? 3 : 2;
+        }
         if (c->cl_state != 1) {
             free(c->cl_offs);
             c->cl_offs = NULL;
@@ -1762,11 +1769,9 @@ static void chunk_spans(child_t *c, c_ent_t *e)
     e->have_spans = 1;
     e->n_spans = SIZE_MAX; /* unknown: read everything */
     const hsize_t *offs = NULL;
-    hsize_t nalloc = 0, n = 0;
-    if (num_chunks(c->cur, &nalloc) < 0 || chunk_list(c, e, nalloc, &offs, &n) != 0) {
-        H5Eclear2(H5E_DEFAULT);
+    hsize_t n = 0;
+    if (chunk_list(c, e, UINT64_MAX, &offs, &n) != 0) /* the index check's list, kept */
         return;
-    }
     e->spans = malloc((n + 1) * sizeof *e->spans);
     if (e->spans == NULL)
         return;
@@ -1948,17 +1953,21 @@ static herr_t spans_read(child_t *c, c_ent_t *e, uint64_t lo, uint64_t a0, uint6
 static int ord_cmp(const void *a, const void *b)
 {
     const uint64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
+    return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* Whole rows [r0, r0+nr) of dim 0 of the window that starts at element
- * lo (already holding the fill element): every listed chunk that meets
+/* Elements [a0, a0+m), whole rows r0 = a0 / row .. of dim 0, of the
+ * window that starts at element lo (already holding the fill element): every listed chunk that meets
  * them read as the box it has in common with them, one H5Dread each, so
  * that libhdf5 meets only allocated chunks. -2 when the list is gone. */
-static herr_t rows_read(child_t *c, c_ent_t *e, uint64_t lo, uint64_t r0, uint64_t nr,
+static herr_t rows_read(child_t *c, c_ent_t *e, uint64_t lo, uint64_t a0, uint64_t m,
                         char *cause, size_t cap)
 {
     int nd = e->ndim;
+    uint64_t row = 1, ck0 = e->chunk[0];
+    for (int d = 1; d < nd; d++)
+        row *= e->shape[d];
+    uint64_t r0 = a0 / row, nr = m / row;
     if (c->cl_state != 1 || c->cl_ent != (size_t)(e - c->ents))
         return -2;
     if (c->cl_ord == NULL) {
@@ -1966,32 +1975,24 @@ static herr_t rows_read(child_t *c, c_ent_t *e, uint64_t lo, uint64_t r0, uint64
         if (c->cl_ord == NULL)
             return -2;
         for (hsize_t i = 0; i < c->cl_n; i++) {
-            c->cl_ord[i][0] = c->cl_offs[i * (unsigned)nd];
-            c->cl_ord[i][1] = i;
+            c->cl_ord[i][0] = i;
+            c->cl_ord[i][1] = c->cl_offs[i * (unsigned)nd];
         }
         qsort(c->cl_ord, (size_t)c->cl_n, sizeof *c->cl_ord, ord_cmp);
     }
-    uint64_t row = 1, ck0 = e->chunk[0];
-    for (int d = 1; d < nd; d++)
-        row *= e->shape[d];
-    uint8_t *dst = c->shm + (r0 * row - lo) * e->esize * e->per;
-    /* the first chunk that may reach row r0: dim-0 offset >= r0 - ck0 + 1 */
-    uint64_t from = r0 >= ck0 ? r0 - ck0 + 1 : 0, a = 0, b = c->cl_n;
-    while (a < b) {
-        uint64_t mid = a + (b - a) / 2;
-        if (c->cl_ord[mid][0] < from)
-            a = mid + 1;
-        else
-            b = mid;
-    }
+    uint8_t *dst = c->shm + (a0 - lo) * e->esize * e->per;
+    /* the first chunk that may reach row r0: dim-0 offset >= r0 - ck0 + 1
+     * (the search of spans: the first "span" whose end is that far) */
+    uint64_t a = na_h5_span_find((const uint64_t(*)[2])c->cl_ord, c->cl_n,
+                                 r0 >= ck0 ? r0 - ck0 + 1 : 0);
     hsize_t md[H5S_MAX_RANK];
     md[0] = nr;
     for (int d = 1; d < nd; d++)
         md[d] = e->shape[d];
     hid_t ms = H5Screate_simple(nd, md, NULL), fs = H5Dget_space(c->cur);
     herr_t r = ms < 0 || fs < 0 ? -1 : 0;
-    for (; r >= 0 && a < c->cl_n && c->cl_ord[a][0] < r0 + nr; a++) {
-        const hsize_t *off = c->cl_offs + c->cl_ord[a][1] * (unsigned)nd;
+    for (; r >= 0 && a < c->cl_n && c->cl_ord[a][1] < r0 + nr; a++) {
+        const hsize_t *off = c->cl_offs + c->cl_ord[a][0] * (unsigned)nd;
         hsize_t fst[H5S_MAX_RANK], cnt[H5S_MAX_RANK], mst[H5S_MAX_RANK];
         uint64_t end0 = off[0] + ck0 < r0 + nr ? off[0] + ck0 : r0 + nr;
         fst[0] = off[0] > r0 ? off[0] : r0;
@@ -2048,16 +2049,11 @@ static herr_t c_read_sparse(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, cha
     uint64_t part[3][2] = {{lo, n}, {0, 0}, {0, 0}};
     if (by_chunk)
         row_parts(e->ndim, e->shape, lo, n, part);
-    uint64_t row = 1;
-    for (int d = 1; d < e->ndim; d++)
-        row *= e->shape[d];
     herr_t r = 0;
     for (int k = 0; r >= 0 && k < 3; k++) {
         if (part[k][1] == 0)
             continue;
-        r = k == 1 && by_chunk ? rows_read(c, e, lo, part[k][0] / row, part[k][1] / row, cause,
-                                           cap)
-                               : -2;
+        r = k == 1 && by_chunk ? rows_read(c, e, lo, part[k][0], part[k][1], cause, cap) : -2;
         if (r == -2) /* not by chunk, or the list is gone */
             r = spans_read(c, e, lo, part[k][0], part[k][1], cause, cap);
     }

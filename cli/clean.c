@@ -111,6 +111,7 @@ typedef struct crun {
     int probe_dir;          /* check_output passed: probe -o's directory */
     cli_device_t dev;       /* --device: where the write pass runs (device.c) */
     uint64_t shrinks;       /* na_map_shrinks when the run began (shrank) */
+    char state_dir[PATH_MAX]; /* -o's directory: eng.state_dir */
 } crun_t;
 
 /* Whether a mapped file shrank since the run began (formats/mapfile.c):
@@ -315,6 +316,8 @@ static void warn_unmatched(const char *input, const na_input_t *in, const cli_cl
     }
 }
 
+static const char *out_dir(const char *outp, char *dir, size_t n);
+
 /* Decide defaults that depend on the format; 0 or 2. */
 static int settle_options(crun_t *c)
 {
@@ -323,6 +326,16 @@ static int settle_options(crun_t *c)
     int weights = !strcmp(fmt, "safetensors") || !strcmp(fmt, "pytorch"); /* torch.c's name */
     c->samples = co->samples == CLI_AUTO ? !weights : co->samples == CLI_ON;
     c->eng = co->eng;
+    /* Large row states go to a file beside the output (a dry run without
+     * -o: $TMPDIR); NANAUDIT_CLEAN_STATE_FILE_MIN (bytes) moves the
+     * threshold, for the tests (man page ENVIRONMENT) */
+    if (c->r.output) {
+        out_dir(c->r.output, c->state_dir, sizeof c->state_dir);
+        c->eng.state_dir = c->state_dir;
+    }
+    const char *smin = getenv("NANAUDIT_CLEAN_STATE_FILE_MIN");
+    if (smin && *smin >= '0' && *smin <= '9')
+        c->eng.state_file_min = strtoull(smin, NULL, 10);
     c->eng.samples = c->samples;
     c->eng.max_locations = c->o->max_locations;
     if (c->o->zscore_given) { /* its usage errors: early_usage */
@@ -789,7 +802,8 @@ static int fit_all(crun_t *c)
                            !strcmp(c->r.format, "hdf5"))) &&
                          !t.part && e->ndim >= 1 && c->samples && na_writer_rowcopy(c->r.format);
             if (e->rowcopy && together) {
-                na_status_t rs = na_clean_rows_prepare(t.name, e->ndim, e->shape, &e->ct, &err);
+                na_status_t rs = na_clean_rows_prepare(t.name, e->ndim, e->shape, &c->follow_eng,
+                                                       &e->ct, &err);
                 if (rs != NA_OK) {
                     entry_failed(e, err.msg);
                     cli_error(c->r.input, "%s", err.msg);

@@ -21,6 +21,9 @@
  * Exact medians (--mad) come from the radix selection of median.h (one
  * pass per digit, driven from here), shared with `scan --mad`.
  */
+/* lib/ is built as strict C; this file also needs O_TMPFILE and
+ * posix_fallocate (state_file) */
+#define _GNU_SOURCE
 #include "clean.h"
 #include "clean_elem.h" /* the per-element steps, shared with gpu/ */
 #include "decode.h" /* na_f16_to_f32, na_bf16_to_f32 */
@@ -29,8 +32,14 @@
 #include <float.h>  /* DBL_MAX, FLT_MAX */
 #include <math.h>   /* isfinite, fabs, NAN */
 #include <omp.h>    /* omp_in_parallel */
-#include <stdlib.h> /* calloc, malloc, free */
-#include <string.h> /* memcpy, memset */
+#include <errno.h>  /* errno */
+#include <fcntl.h>  /* open, O_TMPFILE, posix_fallocate */
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* calloc, malloc, free, getenv, mkstemp */
+#include <string.h> /* memcpy, memset, strerror */
+#include <sys/mman.h> /* mmap, munmap */
+#include <sys/statvfs.h> /* fstatvfs */
+#include <unistd.h> /* sysconf, ftruncate, close, unlink */
 
 void na_clean_opts_init(na_clean_opts_t *o)
 {
@@ -43,6 +52,82 @@ void na_clean_opts_init(na_clean_opts_t *o)
     o->out_dtype = NA_DT_INVALID;
     o->max_locations = NA_DEFAULT_MAX_LOCATIONS;
     o->window_bytes = NA_DEFAULT_WINDOW_BYTES;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+    o->state_file_min = phys / 16 > (256ull << 20) ? phys / 16 : 256ull << 20;
+}
+
+/* A file of `bytes` zero bytes in o->state_dir, mapped shared, or NULL
+ * with why (cap bytes) saying what failed. The file has no name
+ * (O_TMPFILE; elsewhere mkstemp and unlink at once), so nothing of it
+ * outlives the process, SIGKILL included. Its blocks are reserved with
+ * posix_fallocate: a full disk is an error here, not a SIGBUS when the
+ * kernel writes a page back. It takes at most half of the free space
+ * (the output goes to the same directory), checked first: ext4 would
+ * fill the disk before posix_fallocate failed. */
+static uint8_t *state_file(const na_clean_opts_t *o, size_t bytes, char *why, size_t cap)
+{
+    const char *dir = o->state_dir ? o->state_dir : getenv("TMPDIR");
+    if (dir == NULL || *dir == '\0')
+        dir = "/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/.nanaudit-state-XXXXXX", dir) < (int)sizeof path &&
+            (fd = mkstemp(path)) >= 0)
+            unlink(path);
+    }
+    if (fd < 0) {
+        snprintf(why, cap, "cannot create a file in '%s': %s", dir, strerror(errno));
+        return NULL;
+    }
+    struct statvfs vs;
+    if (fstatvfs(fd, &vs) == 0 &&
+        (uint64_t)vs.f_bavail * vs.f_frsize / 2 < (uint64_t)bytes) {
+        snprintf(why, cap, "no room for %zu bytes in '%s' (%llu bytes free)", bytes, dir,
+                 (unsigned long long)vs.f_bavail * vs.f_frsize);
+        close(fd);
+        return NULL;
+    }
+    int e = ftruncate(fd, (off_t)bytes) != 0 ? errno : posix_fallocate(fd, 0, (off_t)bytes);
+    void *p = MAP_FAILED;
+    if (e == 0) {
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+            e = errno;
+    }
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(why, cap, "no room for %zu bytes in '%s': %s", bytes, dir, strerror(e));
+        return NULL;
+    }
+    return p;
+}
+
+/* ct->row_state for ct->rows rows: 2 bits each, all 0 (kept), in a file
+ * when o says so (state_file), else in memory. NA_E_NOMEM naming both
+ * when neither can hold it. */
+static na_status_t state_alloc(const char *name, const na_clean_opts_t *o,
+                               na_clean_tensor_t *ct, na_err_t *err)
+{
+    size_t bytes = (size_t)(ct->rows / 4) + 1;
+    char why[512] = "";
+    ct->row_state_mapped = 0;
+    if (o != NULL && bytes >= o->state_file_min) {
+        ct->row_state = state_file(o, bytes, why, sizeof why);
+        if (ct->row_state != NULL) {
+            ct->row_state_mapped = bytes;
+            return NA_OK;
+        }
+    }
+    ct->row_state = calloc(bytes, 1);
+    if (ct->row_state != NULL)
+        return NA_OK;
+    /* which one: the row map of 2^40 rows is 256 GiB (audit 25a: this
+     * said "1 features") */
+    return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the state of %llu samples "
+                      "(%zu bytes: 2 bits per sample)%s%s", name,
+                      (unsigned long long)ct->rows, bytes, *why ? "; and " : "", why);
 }
 
 void na_clean_tensor_free(na_clean_tensor_t *ct)
@@ -50,7 +135,11 @@ void na_clean_tensor_free(na_clean_tensor_t *ct)
     if (!ct)
         return;
     free(ct->feat);
-    free(ct->row_state);
+    if (ct->row_state_mapped)
+        munmap(ct->row_state, ct->row_state_mapped);
+    else
+        free(ct->row_state);
+    ct->row_state_mapped = 0;
     free(ct->drop_idx);
     ct->feat = NULL;
     ct->row_state = NULL;
@@ -211,19 +300,13 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
     na_stats_init(&ct->before);
     na_stats_init(&ct->after);
     ct->feat = malloc((size_t)(ct->nfeat ? ct->nfeat : 1) * sizeof *ct->feat);
-    ct->row_state = calloc((size_t)(ct->rows / 4) + 1, 1); /* 2 bits per row */
-    if (!ct->feat || !ct->row_state) {
-        /* which one: the row map of 2^40 rows is 256 GiB (audit 25a: this
-         * said "1 features") */
-        int rows = ct->feat != NULL;
-        na_clean_tensor_free(ct);
-        if (rows)
-            return na_err_set(err, NA_E_NOMEM, "%s: out of memory for the state of %llu samples "
-                              "(%llu bytes: 2 bits per sample)", t->name,
-                              (unsigned long long)ct->rows,
-                              (unsigned long long)(ct->rows / 4 + 1));
+    if (!ct->feat)
         return na_err_set(err, NA_E_NOMEM, "%s: out of memory for %llu features",
                           t->name, (unsigned long long)ct->nfeat);
+    na_status_t st = state_alloc(t->name, o, ct, err);
+    if (st != NA_OK) {
+        na_clean_tensor_free(ct);
+        return st;
     }
     for (uint64_t f = 0; f < ct->nfeat; f++)
         feat_init(&ct->feat[f]);
@@ -1565,7 +1648,8 @@ void na_clean_rows_done(const na_clean_opts_t *o, na_clean_tensor_t *ct)
 }
 
 na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *shape,
-                                  na_clean_tensor_t *ct, na_err_t *err)
+                                  const na_clean_opts_t *o, na_clean_tensor_t *ct,
+                                  na_err_t *err)
 {
     memset(ct, 0, sizeof *ct);
     if (ndim < 1)
@@ -1577,11 +1661,7 @@ na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *sh
     memcpy(ct->out_shape, shape, sizeof ct->out_shape);
     na_stats_init(&ct->before);
     na_stats_init(&ct->after);
-    ct->row_state = calloc((size_t)(ct->rows / 4) + 1, 1); /* 2 bits per row */
-    if (!ct->row_state)
-        return na_err_set(err, NA_E_NOMEM, "%s: out of memory for %llu samples", name,
-                          (unsigned long long)ct->rows);
-    return NA_OK;
+    return state_alloc(name, o, ct, err);
 }
 
 /* The statistic of feature f that a step uses and that overflowed a

@@ -117,6 +117,18 @@ typedef struct na_clean_opts {
                                    * integer input with normalize) */
     size_t max_locations;         /* dropped-sample indices kept */
     size_t window_bytes;          /* bytes per read, >= 1 row */
+    /* Row states (2 bits per sample, na_clean_tensor_t.row_state) of at
+     * least state_file_min bytes are kept in an unnamed file in state_dir
+     * (NULL: $TMPDIR, else /tmp), space reserved up front, and mapped:
+     * the kernel writes them back under memory pressure, so memory stays
+     * bounded for datasets of more samples than RAM holds (issue 4:
+     * "bounded memory, also for files larger than RAM"; 2^36 F32 samples,
+     * a 256 GiB file, have 16 GiB of states). Where the file cannot be
+     * made (no O_TMPFILE nor room for it) they are allocated in memory.
+     * na_clean_opts_init: the larger of 256 MiB and 1/16 of physical
+     * memory. */
+    const char *state_dir;
+    uint64_t state_file_min;
 } na_clean_opts_t;
 
 void na_clean_opts_init(na_clean_opts_t *o);
@@ -148,6 +160,8 @@ typedef struct na_clean_tensor {
     uint8_t *row_state;    /* 2 bits per row (na_clean_row): 0 kept, 1 dropped
                             * in step 1, 2 in step 2, NA_CLEAN_ROW_JOINT dropped
                             * with a partner; (rows + 3) / 4 bytes */
+    size_t row_state_mapped; /* bytes of row_state's file mapping
+                              * (na_clean_opts_t.state_file_min); 0: calloc */
     int fixed;             /* feat came from --apply-params: not estimated */
     /* feat[].passthrough set by the caller, not from the rows fitted: a
      * --together refit (cli/clean.c refit_joint), where a feature whose
@@ -260,11 +274,13 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
  * dataset named by --together, which loses the samples its partners drop
  * and is copied row by row by the writer: na_wtensor_t.drop): rows =
  * shape[0] (ndim >= 1), width 1, no feature, out_dtype NA_DT_INVALID,
- * out_shape = shape, row_state all kept. The caller marks the partners'
+ * out_shape = shape, row_state all kept (where o says: state_dir,
+ * state_file_min). The caller marks the partners'
  * rows NA_CLEAN_ROW_JOINT and then calls na_clean_rows_done.
  * NA_E_USAGE for ndim 0, NA_E_NOMEM. */
 na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *shape,
-                                  na_clean_tensor_t *ct, na_err_t *err);
+                                  const na_clean_opts_t *o, na_clean_tensor_t *ct,
+                                  na_err_t *err);
 
 /* Count the dropped rows of row_state (dropped_nf, dropped_out,
  * dropped_joint), list the first o->max_locations of them (drop_idx) and

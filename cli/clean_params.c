@@ -473,7 +473,7 @@ static int compare_options(json_t *op, const na_clean_opts_t *o, char *why, size
  * that is not passthrough, and the option that reads it (for the message). */
 static int field_used(int i, const na_clean_opts_t *o, char *opt, size_t cap)
 {
-    enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN };
+    enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN, N_MAX, N_MEAN, N_STD };
     if (i == NF_FILL && is_fill(o->nonfinite)) {
         desc_nonfinite(opt, cap, o->nonfinite, o->nf_value);
         return 1;
@@ -483,7 +483,11 @@ static int field_used(int i, const na_clean_opts_t *o, char *opt, size_t cap)
         desc_method(opt, cap, o->method, o->k);
         return 1;
     }
-    if (i >= N_MIN && o->normalize != NA_NORM_NONE) {
+    /* minmax reads n_min and n_max, zscore n_mean and n_std (na_ce_step3):
+     * a minmax fit of values whose variance overflows saves n_std null
+     * (round 36b) */
+    if ((o->normalize == NA_NORM_MINMAX && (i == N_MIN || i == N_MAX)) ||
+        (o->normalize == NA_NORM_ZSCORE && (i == N_MEAN || i == N_STD))) {
         desc_normalize(opt, cap, o->normalize);
         return 1;
     }

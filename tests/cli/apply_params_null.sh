@@ -46,7 +46,14 @@ refused() {
 }
 refused z.json n_mean 0 '"n_mean"[0] is null, but feature 0 is not passthrough and --normalize zscore uses it' "${NZ[@]}"
 refused z.json n_std 1 '"n_std"[1] is null, but feature 1 is not passthrough and --normalize zscore uses it' "${NZ[@]}"
-refused z.json n_max 1 '"n_max"[1] is null, but feature 1 is not passthrough and --normalize zscore uses it' "${NZ[@]}"
+"$N" clean "${R[@]}" a.f64 -o mm.out --normalize minmax --save-params mm.json >/dev/null ||
+    fail "save minmax"
+refused mm.json n_max 1 '"n_max"[1] is null, but feature 1 is not passthrough and --normalize minmax uses it' --normalize minmax
+refused mm.json n_min 0 '"n_min"[0] is null, but feature 0 is not passthrough and --normalize minmax uses it' --normalize minmax
+# zscore reads n_mean and n_std, not n_max: the file applies, same bytes
+null_at z.json n_max 1
+expect_exit 0 "$N" clean "${R[@]}" a.f64 -o z3.out --apply-params bad.json "${NZ[@]}"
+cmp -s z.out z3.out || fail "zscore with n_max null differs"
 refused m.json center 0 '"center"[0] is null, but feature 0 is not passthrough and --mad 3 uses it' "${M[@]}"
 refused m.json meanad 1 '"meanad"[1] is null, but feature 1 is not passthrough and --mad 3 uses it' "${M[@]}"
 refused m.json nf_fill 0 '"nf_fill"[0] is null, but feature 0 is not passthrough and --nonfinite zero uses it' "${M[@]}"
@@ -86,4 +93,22 @@ expect_exit 1 "$NANAUDIT" clean --nonfinite keep --normalize zscore --save-param
 expect_exit 2 "$NANAUDIT" clean --nonfinite keep --normalize zscore --apply-params ptp.json pte.npy -o pteo.npy
 expect_stderr_contains "nanaudit: pte.npy: data: feature 0 had no finite value when the parameters were fitted (or none that its --together partners kept), and has 50 here: they cannot clean it (fit again, or --exclude it)"
 [ ! -e pteo.npy ] || fail "pteo.npy written"
+# minmax reads n_min and n_max only: values whose variance overflows
+# (1e200) or underflows (1e-300) save n_std null, and the file applies to
+# the same data with the same output (it was refused: "minmax uses it",
+# round 36b)
+for s in 1e200 1e-300; do
+    "$NA_PYTHON" -c "import numpy as np; np.save('v.npy', np.array([1, 2, 3, 1.5]) * $s)" ||
+        fail "v.npy"
+    expect_exit 0 "$NANAUDIT" clean --normalize minmax --save-params v.json v.npy -o v1.npy --force
+    expect_json v.json 'j["tensors"]["data"]["n_std"]' '[null]'
+    expect_exit 0 "$NANAUDIT" clean --normalize minmax --apply-params v.json v.npy -o v2.npy --force
+    cmp -s v1.npy v2.npy || fail "minmax round trip at $s differs"
+    "$NA_PYTHON" -c "
+import numpy as np
+x = np.load('v.npy')
+want = (x - x.min()) / (x.max() - x.min())
+assert np.allclose(np.load('v2.npy'), want, rtol=1e-12, atol=1e-12), np.load('v2.npy')" ||
+        fail "v2.npy at $s"
+done
 pass

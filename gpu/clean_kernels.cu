@@ -96,10 +96,12 @@ __device__ __forceinline__ double clean_one(const na_gclean_t &a, double v, unsi
     int flag = o->action != NA_OA_DROP && na_ce_step2(o, F, v, &nv);
     if (flag)
         v = nv;
+    double x3 = v;
     v = na_ce_step3(o, F, v);
     unsigned char tmp[8];
     double back;
-    int over = na_ce_put((na_dtype_t)a.out_dtype, v, out ? out : tmp, &back);
+    int over = na_ce_put((na_dtype_t)a.out_dtype, v, out ? out : tmp, &back) +
+               na_ce_step3_over(a.int_out, x3, v);
     if (c) {
         c->replaced_nf += (uint64_t)rep;
         c->replaced_out += (uint64_t)(flag && o->action == NA_OA_MEAN);

@@ -2107,8 +2107,9 @@ static na_status_t pass_emit(void *ctx, double *b, uint64_t r0, uint64_t nr, na_
             continue;
         uint64_t q = E->pos[r] * w;
         for (uint64_t j = 0; j < w; j++) {
-            double v = na_ce_step3(o, feat_of(ct, j), b[r * w + j]);
+            double x = b[r * w + j], v = na_ce_step3(o, feat_of(ct, j), x);
             bad += (uint64_t)na_ce_unrepresentable(int_out, v);
+            over += (uint64_t)na_ce_step3_over(int_out, x, v);
             uint8_t *p = E->out + (q + j) * E->osize;
             E->back[q + j] = ct->n_missing ? put_miss(ct, dt, v, p, &over, &coll)
                                            : put_out(dt, v, p, &over);
@@ -2263,7 +2264,8 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
                 float f = (float)y;
                 memcpy(&of[m], &f, 4);
                 back[q + m] = f;
-                over += (uint64_t)((fabsf(f) > FLT_MAX) & (fabs(y) <= DBL_MAX));
+                /* a finite v that became +-Inf: by rounding or in y */
+                over += (uint64_t)((fabsf(f) > FLT_MAX) & (fabs(v) <= DBL_MAX));
             }
             q += j - i;
             i = j;
@@ -2276,6 +2278,7 @@ static void tile_w(tiles_t *T, double *x, uint64_t k, uint64_t r0, uint64_t n)
             double v = na_ce_step3(o, F, x[i]);
             uint8_t *p = out + q * E->osize;
             c->unrep += (uint64_t)na_ce_unrepresentable(int_out, v);
+            over += (uint64_t)na_ce_step3_over(int_out, x[i], v);
             back[q++] = ct->n_missing ? put_miss(ct, dt, v, p, &over, &c->collisions)
                                       : put_out(dt, v, p, &over);
         }

@@ -140,6 +140,16 @@ NA_HD double na_ce_step3(const na_clean_opts_t *o, const na_clean_feat_t *F, dou
     return v;
 }
 
+/* 1 when step 3 made the finite value x the non-finite v, for a float
+ * output dtype: its arithmetic overflowed a double (a z-score with an
+ * --apply-params std far below the run's spread; round 36b: 98 values
+ * became +-Inf and "overflow 0"). na_ce_put counts only the rounding of a
+ * finite v, and an integer type counts v's saturation itself. */
+NA_HD int na_ce_step3_over(int int_out, double x, double v)
+{
+    return !int_out && na_ce_finite(x) && !na_ce_finite(v);
+}
+
 /* 1 when v, about to be written to an integer dtype (int_out), is NaN or
  * +-Inf: integers have neither, so it would come back as 0 or a bound -
  * a value the input did not have (issue 4). A missing-value stand-in is

@@ -2004,17 +2004,19 @@ int cli_clean(const cli_opts_t *o)
     c.shrinks = na_map_shrinks();
     na_status_t st = na_input_open(c.r.input, &o->open, &c.in, &err);
     if (st != NA_OK) {
+        /* the --report and --format json say it too: a CI job keeps the
+         * report as its artifact (round 36a: none was written) */
         cli_error(c.r.input, "%s", err.msg);
-        json_decref(c.params);
-        cli_device_close(&c.dev);
-        return cli_exit_for_status(st);
+        snprintf(c.r.error, sizeof c.r.error, "%s", err.msg);
+        return finish(&c, cli_exit_for_status(st));
     }
     c.r.format = na_input_format(c.in);
     cli_warn_out_format(c.r.output, c.r.format);
     if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
-        cli_error(c.r.input, "clean cannot write %s files yet (safetensors, raw, HDF5, "
-                  "NumPy .npy/.npz and PyTorch only; --dry-run reports what it would do)",
-                  c.r.format);
+        snprintf(c.r.error, sizeof c.r.error, "clean cannot write %s files yet (safetensors, "
+                 "raw, HDF5, NumPy .npy/.npz and PyTorch only; --dry-run reports what it "
+                 "would do)", c.r.format);
+        cli_error(c.r.input, "%s", c.r.error);
         return finish(&c, 3);
     }
     rc = settle_options(&c);

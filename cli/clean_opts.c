@@ -241,7 +241,8 @@ const char cli_clean_help_head[] =
     "Safety: -o must not be the input (symlinks and hard links included); an\n"
     "existing OUT needs --force; the data goes to a hidden temporary file\n"
     "'.nanaudit-tmp-XXXXXX-NAME' beside OUT, which is re-read and checked\n"
-    "against the predicted statistics, fsync'ed and renamed. On an error,\n"
-    "SIGINT, SIGTERM or an input truncated while read (exit 3; the --report\n"
-    "is still written) the temporary file is removed and OUT is not created.\n\n"
+    "against the predicted statistics, fsync'ed and renamed. On an error\n"
+    "(an unreadable or truncated input: exit 3, the --report still written)\n"
+    "or SIGINT/SIGTERM (the run ends by the signal, no report) the temporary\n"
+    "file is removed and OUT is not created.\n\n"
     "Options:\n";

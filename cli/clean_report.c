@@ -5,7 +5,8 @@
  * JSON (schema_version 1), one object:
  *   {"schema_version", "command": "clean", "version", "input", "output"
  *    (null for --dry-run), "format", "input_sha256", "written" (bool),
- *    "dry_run", "refused" (why nothing was written, or null), "device"
+ *    "dry_run", "refused" (why nothing was written, or null), "error"
+ *    (the input could not be opened, or null), "device"
  *    (what ran the write pass, as scan's), "device_note" (only when set),
  *    "tensors": [{"name", "status" ("cleaned" | "copied" | "error"),
  *      "reason", "dtype", "out_dtype", "shape", "out_shape", "samples",
@@ -138,6 +139,7 @@ int cli_clean_report_json(const cli_clean_run_t *r, FILE *out)
     json_object_set_new(o, "written", json_boolean(r->written));
     json_object_set_new(o, "dry_run", json_boolean(r->dry_run));
     json_object_set_new(o, "refused", jstr(r->refused[0] ? r->refused : NULL));
+    json_object_set_new(o, "error", jstr(r->error[0] ? r->error : NULL));
     json_object_set_new(o, "device", json_string(r->device ? r->device : "cpu"));
     if (r->device_note) /* only when there is something to say, as in scan's report */
         json_object_set_new(o, "device_note", jstr(r->device_note));
@@ -267,8 +269,10 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
     for (size_t i = 0; i < r->n && !head; i++)
         head = quiet_shows(&r->e[i]);
     nm = esc(&buf, r->input);
-    if (head)
-        fprintf(out, "clean %s (%s)\n", nm, r->format ? r->format : "?");
+    if (head && r->format)
+        fprintf(out, "clean %s (%s)\n", nm, r->format);
+    else if (head) /* the input could not be opened */
+        fprintf(out, "clean %s\n", nm);
     for (size_t i = 0; i < r->n; i++) {
         const cli_clean_entry_t *e = &r->e[i];
         const na_clean_tensor_t *ct = &e->ct;
@@ -311,7 +315,9 @@ int cli_clean_report_text(const cli_clean_run_t *r, int quiet, FILE *out)
     }
     if (r->device_note) /* e.g. --device auto fell back to the CPU */
         fprintf(out, "note: %s\n", esc(&buf, r->device_note));
-    if (r->refused[0]) {
+    if (r->error[0]) {
+        fprintf(out, "error: %s; nothing written\n", esc(&buf, r->error));
+    } else if (r->refused[0]) {
         fprintf(out, "refused: %s; nothing written\n", esc(&buf, r->refused));
     } else if (r->dry_run) {
         fputs("dry run: no output written\n", out);

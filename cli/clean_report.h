@@ -44,6 +44,8 @@ typedef struct cli_clean_run {
     char sha[65];
     int written, dry_run, exit_code;
     char refused[NA_ERR_LEN];
+    char error[NA_ERR_LEN];  /* the input could not be opened, or clean cannot
+                              * write its format: the stderr line's text */
     const char *device;      /* what ran the write pass: "cpu", "cuda:N", "cuda:N+cpu" */
     const char *device_note; /* why some of it ran elsewhere, or NULL */
     size_t n;

@@ -256,6 +256,13 @@ static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p
         return add_noted(c, path, p->kind, from_dir, 0, trainer);
     if (na_probe_check(p, &e) != NA_OK) {
         int is_error = !from_dir || na_name_claims_data(path) || content_is_data(p->kind);
+        /* an error item is the file's one entry: an index naming it as a
+         * shard takes it (add_shard) instead of listing it again (round
+         * 36a: a junk shard in a walked folder was 2 files, 2 errors) */
+        if (is_error && (s = seen_add(&c->files, p->dev, p->ino)) == NULL)
+            return nomem(c);
+        if (s != NULL)
+            s->item = c->w->n;
         return add_noted(c, path, p->kind, from_dir, is_error, e.msg);
     }
     if ((s = seen_add(&c->files, p->dev, p->ino)) == NULL)
@@ -342,6 +349,11 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
             na_err_set(&e, NA_E_FORMAT, "shard is not a safetensors file (%s)",
                        na_kind_of_file_str(p.kind));
         if (st != NA_OK || !shard_kind) {
+            /* one entry for the file, as add_file's error items */
+            if (st == NA_OK && (s = seen_add(&c->files, p.dev, p.ino)) == NULL)
+                return nomem(c);
+            if (s != NULL)
+                s->item = c->w->n;
             if (add_noted(c, path, p.kind, 0, 1, e.msg) != NA_OK)
                 return nomem(c);
             it = &c->w->items[c->w->n - 1];

@@ -71,4 +71,20 @@ expect_stderr_contains "nanaudit: $T/both/$IX: tensor 'extra' is in shard '$S1' 
 expect_stderr_contains "nanaudit: $T/both/$IX: missing shard file '$S2' (the index puts 1 tensor in it)"
 expect_json "$T/stdout" '[f["error"] for f in j["files"] if f["format"] == "index"]' \
     '["tensor '"'extra'"' is in shard '"'$S1'"' but not in the index; missing shard file '"'$S2'"' (the index puts 1 tensor in it)"]'
+# an unreadable shard inside a walked folder is one file and one error,
+# whether the folder's walk or the index reaches it first (round 36a: it
+# was listed twice, "3 files, 3 errors" for a folder of 2)
+for order in "junk.safetensors x.safetensors.index.json" "b.safetensors a.safetensors.index.json"; do
+    set -- $order
+    d="$T/one_$1"
+    mkdir -p "$d"
+    printf 'junk' > "$d/$1"
+    echo "{\"weight_map\": {\"w\": \"$1\"}}" > "$d/$2"
+    expect_exit 3 "$NANAUDIT" scan --format json "$d"
+    expect_json "$T/stdout" '[f["path"].rsplit("/", 1)[1] for f in j["files"]]' \
+        "$("$NA_PYTHON" -c 'import json, sys; print(json.dumps(sorted(sys.argv[1:])))' "$1" "$2")"
+    expect_json "$T/stdout" 'j["summary"]["files"]' 2
+    expect_json "$T/stdout" 'j["summary"]["errors"]' 2
+    assert_eq "$(grep -c "nanaudit: $d/$1: unrecognised content" "$T/stderr")" 1 "lines for $1"
+done
 pass

@@ -795,8 +795,16 @@ static int fit_all(crun_t *c)
              * array, whose rows are pickles), whose rows the writer can
              * copy selectively: --together can name it, and it then loses
              * its partners' samples (join_groups). */
-            int refs = st == NA_OK && !t.src.read && !strcmp(err.msg, NA_HDF5_REASON_REFS) &&
+            int regrefs = st == NA_OK && !t.src.read && !strcmp(err.msg, NA_HDF5_REASON_REGREFS);
+            int refs = st == NA_OK && !t.src.read &&
+                       (regrefs || !strcmp(err.msg, NA_HDF5_REASON_REFS)) &&
                        !strcmp(c->r.format, "hdf5"); /* rows_copy refuses them */
+            /* the copy writes them NULL: said where the user looks (round
+             * 36b: "copied: references", exit 0, the regions lost unseen) */
+            if (regrefs && e->n_warn < CLI_CLEAN_MAX_WARN)
+                snprintf(e->warn[e->n_warn++], sizeof e->warn[0],
+                         "its region references are written as NULL (the copy keeps object "
+                         "references only)");
             e->rowcopy = !refs && ((st == NA_OK && (!t.src.read || t.vlen)) ||
                           (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID &&
                            !strcmp(c->r.format, "hdf5"))) &&

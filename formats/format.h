@@ -154,6 +154,9 @@ const char *na_hdf5_detail(const na_input_t *in, size_t i);
  * region references (hdf5_types.c): clean cannot select its rows, since
  * a reference names an object of the input (cli/clean.c). */
 #define NA_HDF5_REASON_REFS "references"
+/* ... of region references (H5T_STD_REF_DSETREG), which clean's copy
+ * writes as NULL (hdf5_wchild.c translate): its report warns. */
+#define NA_HDF5_REASON_REGREFS "region references"
 size_t na_hdf5_aliases(const na_input_t *in, size_t i, const char *const **names,
                        uint64_t *more);
 

@@ -332,7 +332,12 @@ static void leaf_type0(hid_t ft, c_type_t *r)
     case H5T_INTEGER: int_type(ft, r); return;
     case H5T_FLOAT: float_type(ft, r); return;
     case H5T_STRING: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "string data"); return;
-    case H5T_REFERENCE: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, NA_HDF5_REASON_REFS); return;
+    case H5T_REFERENCE:
+        r->kind = H5P_K_SKIP;
+        snprintf(r->reason, sizeof r->reason, "%s",
+                 H5Tequal(ft, H5T_STD_REF_DSETREG) > 0 ? NA_HDF5_REASON_REGREFS
+                                                       : NA_HDF5_REASON_REFS);
+        return;
     case H5T_OPAQUE: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "opaque data"); return;
     case H5T_BITFIELD: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "bitfield data"); return;
     case H5T_TIME: r->kind = H5P_K_SKIP; snprintf(r->reason, sizeof r->reason, "time data"); return;

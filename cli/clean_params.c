@@ -386,14 +386,9 @@ json_t *cli_params_load(const char *path, char *why, size_t cap)
     return root;
 }
 
-/* A number as the user would type it: the shortest of %.15g and %.17g
- * that reads back as v (JSON keeps 17 digits, so K compares exactly). */
-static void put_num(char *buf, size_t cap, double v)
-{
-    snprintf(buf, cap, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, cap, "%.17g", v);
-}
+/* A number as the user would type it (na_fmt_num; JSON keeps 17 digits,
+ * so K compares exactly). */
+static void put_num(char *buf, size_t cap, double v) { na_fmt_num(buf, cap, v); }
 
 /* The options of one run, as command-line text, for the messages. */
 static void desc_method(char *buf, size_t cap, int om, double k)

@@ -165,23 +165,27 @@ static size_t extra_findings(const na_tensor_t *t, const na_result_t *r, const n
     const na_stats_t *st = &r->st;
     uint64_t k;
     if ((k = cnt(r, L.range_lo) + cnt(r, L.range_hi)) > 0) {
-        char lo[32] = "-inf", hi[32] = "inf";
+        char lo[32] = "-inf", hi[32] = "inf", a[32], b[32];
         if (c->range_lo_set)
-            snprintf(lo, sizeof lo, "%.17g", c->range_lo);
+            na_fmt_num(lo, sizeof lo, c->range_lo);
         if (c->range_hi_set)
-            snprintf(hi, sizeof hi, "%.17g", c->range_hi);
-        snprintf(m, sizeof m, "%llu value%s outside [%s, %s] (min %.17g, max %.17g)",
-                 (unsigned long long)k, plural(k), lo, hi, st->min, st->max);
+            na_fmt_num(hi, sizeof hi, c->range_hi);
+        snprintf(m, sizeof m, "%llu value%s outside [%s, %s] (min %s, max %s)",
+                 (unsigned long long)k, plural(k), lo, hi, na_fmt_num(a, sizeof a, st->min),
+                 na_fmt_num(b, sizeof b, st->max));
         add(out, cap, &n, NA_K_RANGE, k, m);
     }
     if ((k = cnt(r, L.abs_lo) + cnt(r, L.abs_hi)) > 0) {
-        snprintf(m, sizeof m, "%llu value%s with |x| > %.17g (max |x| %.17g)",
-                 (unsigned long long)k, plural(k), c->max_abs, st->abs_max);
+        char a[32], b[32];
+        snprintf(m, sizeof m, "%llu value%s with |x| > %s (max |x| %s)", (unsigned long long)k,
+                 plural(k), na_fmt_num(a, sizeof a, c->max_abs),
+                 na_fmt_num(b, sizeof b, st->abs_max));
         add(out, cap, &n, NA_K_MAX_ABS, k, m);
     }
     if ((k = cnt(r, L.neg)) > 0) {
-        snprintf(m, sizeof m, "%llu negative value%s (min %.17g) in a tensor that must be >= 0",
-                 (unsigned long long)k, plural(k), st->min);
+        char a[32];
+        snprintf(m, sizeof m, "%llu negative value%s (min %s) in a tensor that must be >= 0",
+                 (unsigned long long)k, plural(k), na_fmt_num(a, sizeof a, st->min));
         add(out, cap, &n, NA_K_NEGATIVE, k, m);
     }
     double ovf, unf;
@@ -189,15 +193,18 @@ static size_t extra_findings(const na_tensor_t *t, const na_result_t *r, const n
     if (L.ovf_lo >= 0 && na_cast_limits(c->cast, &ovf, &strict, &unf) == NA_OK) {
         const char *dt = na_dtype_name(c->cast);
         if ((k = cnt(r, L.ovf_lo) + cnt(r, L.ovf_hi)) > 0) {
-            snprintf(m, sizeof m, "%llu finite value%s overflow%s %s (|x| %s %.17g %s)",
+            char a[32];
+            snprintf(m, sizeof m, "%llu finite value%s overflow%s %s (|x| %s %s %s)",
                      (unsigned long long)k, plural(k), k == 1 ? "s" : "", dt,
-                     strict ? ">" : ">=", ovf,
+                     strict ? ">" : ">=", na_fmt_num(a, sizeof a, ovf),
                      strict ? "becomes NaN, no Inf in this type" : "rounds to Inf");
             add(out, cap, &n, NA_K_CAST_OVERFLOW, k, m);
         }
         if ((k = cnt(r, L.unf_lo) + cnt(r, L.unf_hi)) > 0) {
-            snprintf(m, sizeof m, "%llu nonzero value%s underflow%s %s (|x| <= %.17g rounds "
-                     "to 0)", (unsigned long long)k, plural(k), k == 1 ? "s" : "", dt, unf);
+            char a[32];
+            snprintf(m, sizeof m, "%llu nonzero value%s underflow%s %s (|x| <= %s rounds "
+                     "to 0)", (unsigned long long)k, plural(k), k == 1 ? "s" : "", dt,
+                     na_fmt_num(a, sizeof a, unf));
             add(out, cap, &n, NA_K_CAST_UNDERFLOW, k, m);
         }
     }

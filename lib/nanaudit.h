@@ -775,6 +775,12 @@ size_t na_text_columns(const char *s);
  * character, a value beyond DBL_MAX. */
 int na_parse_double(const char *s, double *v);
 
+/* v as the shortest of %.15g, %.16g and %.17g that strtod reads back as
+ * v, into buf (cap bytes, 32 is enough): 0.2 for the 0.2 a user typed,
+ * where %.17g prints 0.20000000000000001, and still exact for a value of
+ * the data (an F32's 0.24725301563739777). Returns buf. */
+char *na_fmt_num(char *buf, size_t cap, double v);
+
 #ifdef __cplusplus
 }
 #endif

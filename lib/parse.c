@@ -5,7 +5,18 @@
 
 #include <errno.h>  /* errno, ERANGE */
 #include <math.h>   /* isfinite */
+#include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* strtod */
+
+char *na_fmt_num(char *buf, size_t cap, double v)
+{
+    for (int p = 15; p <= 17; p++) {
+        snprintf(buf, cap, "%.*g", p, v);
+        if (p == 17 || strtod(buf, NULL) == v || v != v)
+            break;
+    }
+    return buf;
+}
 
 /* Decimal syntax: [+-] digits [. digits] [e [+-] digits], at least one
  * digit before the exponent; no spaces, no hex (strtod's 0x10), no

@@ -49,6 +49,12 @@ expect_stdout_contains "4 values outside [0, 255] (min -2, max 10000000)"
 expect_stdout_contains "2 values with |x| > 1000 (max |x| 10000000)"
 expect_stdout_contains "2 finite values overflow F16 (|x| >= 65520 rounds to Inf)"
 expect_stdout_contains "1 negative value (min -0.5) in a tensor that must be >= 0"
+# limits as the user typed them (they printed as 0.20000000000000001 and
+# [-0.10000000000000001, 0.29999999999999999]; round 36a), data values exact
+expect_exit 0 "$NANAUDIT" scan -q --max-abs 0.2 --range -0.1:0.3 --zscore 0 \
+    "$NA_SRC/examples/clean.safetensors"
+expect_stdout_contains "note layer1.weight: 7 values with |x| > 0.2 (max |x| 0.24725301563739777)"
+expect_stdout_contains "note layer1.weight: 18 values outside [-0.1, 0.3] (min -0.24725301563739777, max 0.24077589809894562)"
 # open-sided range; the fail list decides the exit code only
 expect_exit 0 "$NANAUDIT" scan --range 0: --zscore 0 --format json --report "$T/o.json" "$F"
 expect_json "$T/o.json" '[f["count"] for f in j["files"][0]["tensors"][0]["findings"] if f["kind"] == "range"]' '[1]'

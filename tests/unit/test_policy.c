@@ -233,11 +233,29 @@ static void test_parse_double(void **state)
         assert_int_equal(na_parse_double(bad[i], &v), -1);
 }
 
+/* The shortest form that reads back exactly (lib/parse.c na_fmt_num). */
+static void test_fmt_num(void **state)
+{
+    (void)state;
+    char b[32];
+    assert_string_equal(na_fmt_num(b, sizeof b, 0.2), "0.2");
+    assert_string_equal(na_fmt_num(b, sizeof b, -0.1), "-0.1");
+    assert_string_equal(na_fmt_num(b, sizeof b, 1e300), "1e+300");
+    assert_string_equal(na_fmt_num(b, sizeof b, 0.1 + 0.2), "0.30000000000000004");
+    assert_string_equal(na_fmt_num(b, sizeof b, (double)0.24725301563739777f),
+                        "0.24725301563739777");
+    assert_string_equal(na_fmt_num(b, sizeof b, 65520), "65520");
+    /* 16 digits suffice where 15 do not */
+    assert_string_equal(na_fmt_num(b, sizeof b, 0x1p53), "9007199254740992");
+    assert_string_equal(na_fmt_num(b, sizeof b, 0x1p-1074), "4.94065645841247e-324");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_names),
         cmocka_unit_test(test_parse_double),
+        cmocka_unit_test(test_fmt_num),
         cmocka_unit_test(test_fail_on_ok),
         cmocka_unit_test(test_fail_on_errors),
         cmocka_unit_test(test_findings_messages),

@@ -296,6 +296,22 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
                                   t->name, m, na_dtype_name(ct->out_dtype), back);
             ct->missing_out[ct->n_missing++] = back;
         }
+    /* --nonfinite value=X written as X (no step 3 rescales it) must be a
+     * value of the output dtype: 1e6 into F16 wrote +Inf for a NaN, in a
+     * copy "verified" (round 36a; value=inf is already a usage error).
+     * Integer data without markers has nothing to fill. */
+    if (o->nonfinite == NA_NF_VALUE && o->normalize == NA_NORM_NONE &&
+        (na_dtype_is_float(t->dtype) || ct->n_missing)) {
+        uint8_t tmp[8];
+        double back = o->nf_value;
+        if (na_clean_encode(ct->out_dtype, o->nf_value, tmp)) {
+            (void)na_decode1(ct->out_dtype, NA_LITTLE, tmp, &back);
+            return na_err_set(err, NA_E_USAGE,
+                              "%s: --nonfinite value=%g does not fit %s (it would be written as "
+                              "%g); give a value within its range, or a wider --out-dtype",
+                              t->name, o->nf_value, na_dtype_name(ct->out_dtype), back);
+        }
+    }
     ct->out_rows = ct->rows;
     na_stats_init(&ct->before);
     na_stats_init(&ct->after);

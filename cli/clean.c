@@ -288,6 +288,17 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
             }
         }
     }
+    /* a compound dataset is a tensor per numeric field (/comp.a), a
+     * complex one two (/cx.real, /cx.imag): the dataset's own path names
+     * none of them (round 36b) */
+    size_t pl = strlen(pat);
+    for (size_t i = 0; i < n && pl + 3 < 1100; i++) {
+        if (strncmp(e[i].name, pat, pl) == 0 && e[i].name[pl] == '.') {
+            snprintf(slash, sizeof slash, " (its fields or parts are tensors of their own: did you mean "
+                     "'%s.*'?)", pat);
+            return slash;
+        }
+    }
     for (size_t i = 0; i < na_input_count(in); i++) {
         const char *const *alias;
         uint64_t more = 0;

@@ -35,5 +35,19 @@ with h5py.File("h.h5", "w") as f:
     expect_exit 0 "$N" clean -q h.h5 -o o2.h5 --include 'z' --nonfinite zero
     expect_stderr_contains "--include 'z' matches no tensor"
     expect_stderr_lacks "did you mean"
+    # a compound or complex dataset is a tensor per field or part: its own
+    # path names none of them (round 36b)
+    "$NA_PYTHON" -c '
+import h5py, numpy as np
+with h5py.File("c.h5", "w") as f:
+    f["X"] = np.arange(10.0)
+    c = np.zeros(10, dtype=[("a", "f4"), ("b", "i4")]); c["a"][3] = np.nan; f["comp"] = c
+    f["cx"] = np.arange(10) * (1 + 2j)' || fail "c.h5"
+    expect_exit 2 "$N" clean -q c.h5 -o co.h5 --together /X,/comp
+    expect_stderr_contains "nanaudit: c.h5: --together: '/comp' matches no tensor (its fields or parts are tensors of their own: did you mean '/comp.*'?)"
+    expect_exit 0 "$N" clean -q c.h5 -o co.h5 --include /cx
+    expect_stderr_contains "--include '/cx' matches no tensor (its fields or parts are tensors of their own: did you mean '/cx.*'?)"
+    expect_exit 0 "$N" clean -q c.h5 -o co2.h5 --include '/cx.*'
+    expect_stderr_empty
 fi
 pass

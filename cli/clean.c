@@ -810,12 +810,7 @@ static int fit_all(crun_t *c)
             int refs = st == NA_OK && !t.src.read &&
                        (regrefs || !strcmp(err.msg, NA_HDF5_REASON_REFS)) &&
                        !strcmp(c->r.format, "hdf5"); /* rows_copy refuses them */
-            /* the copy writes them NULL: said where the user looks (round
-             * 36b: "copied: references", exit 0, the regions lost unseen) */
-            if (regrefs && e->n_warn < CLI_CLEAN_MAX_WARN)
-                snprintf(e->warn[e->n_warn++], sizeof e->warn[0],
-                         "its region references are written as NULL (the copy keeps object "
-                         "references only)");
+            e->regrefs = regrefs && !strcmp(c->r.format, "hdf5"); /* finish warns */
             e->rowcopy = !refs && ((st == NA_OK && (!t.src.read || t.vlen)) ||
                           (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID &&
                            !strcmp(c->r.format, "hdf5"))) &&
@@ -1907,6 +1902,25 @@ static int clean_report_write(void *ctx, FILE *fp)
     return cli_clean_report_json(ctx, fp);
 }
 
+/* Region references are made anew on the copies, except those into a
+ * dataset that lost samples, whose selection would name other elements:
+ * NULL (hdf5_wchild.c region_ref). When a dataset loses samples, each
+ * dataset of region references says so (round 36b: a user's annotations
+ * became NULL unseen, "copied: references", exit 0). */
+static void region_refs_warn(crun_t *c)
+{
+    int lost = 0;
+    for (size_t i = 0; i < c->r.n && !lost; i++)
+        lost = c->r.e[i].ct.out_rows != c->r.e[i].ct.rows;
+    for (size_t i = 0; i < c->r.n && lost; i++) {
+        cli_clean_entry_t *e = &c->r.e[i];
+        if (e->regrefs && e->n_warn < CLI_CLEAN_MAX_WARN)
+            snprintf(e->warn[e->n_warn++], sizeof e->warn[0],
+                     "its region references into a dataset that loses samples are written as "
+                     "NULL (the others point at the copies)");
+    }
+}
+
 static int finish(crun_t *c, int rc)
 {
     /* A read the steps above did not check (they all do): exit 3 all the
@@ -1917,6 +1931,7 @@ static int finish(crun_t *c, int rc)
     }
     c->r.exit_code = rc;
     const cli_opts_t *o = c->o;
+    region_refs_warn(c);
     cli_device_names(&c->dev);
     c->r.device = c->dev.name;
     c->r.device_note = c->dev.note[0] ? c->dev.note : NULL;

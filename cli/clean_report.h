@@ -30,6 +30,9 @@ typedef struct cli_clean_entry {
     int rowcopy;           /* not numeric, but the writer can copy a
                             * selection of its rows (na_writer_rowcopy):
                             * --together can name it */
+    int regrefs;           /* an HDF5 dataset of region references (the copy
+                            * writes NULL those into datasets that lose
+                            * samples: finish warns) */
     int rowfollow;         /* a rowcopy entry named by --together: ct holds
                             * only its rows (na_clean_rows_prepare), it stays
                             * copied ("copied", not cleaned) without the

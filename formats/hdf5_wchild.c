@@ -48,7 +48,8 @@
  *    dataset element, a "unit" of tensor elements (READY tells the parent);
  *  - object references (dimension scales, h5py ref datasets) are given
  *    new values pointing at the copies (see "object references" below).
- * Not preserved: region references (NULL), object addresses, times.
+ * Not preserved: region references into datasets that lose samples (NULL),
+ * object addresses, times.
  *
  * A check (h5w_job_t.output NULL: clean --dry-run) runs this same walk,
  * so every refusal above (user-defined links, a lossy scale-offset
@@ -257,8 +258,11 @@ static void map_put(wctx_t *c, haddr_t a, const char *path)
  * (dimension scales' DIMENSION_LIST and REFERENCE_LIST, h5py ref
  * datasets) is recorded during the copy and rewritten after it, when
  * every object has its place: input address -> output path -> H5Rcreate.
- * A reference to an object that was not copied, and every region
- * reference, becomes NULL rather than an address of the wrong file. */
+ * A region reference is made anew on the copy of its dataset with the
+ * same selection (region_ref) where that copy has the input's extent;
+ * into a dataset that lost samples, or one not copied, it becomes NULL,
+ * as does a reference to an object that was not copied, rather than an
+ * address of the wrong file. */
 
 typedef struct wfix {
     char *path;   /* the object, the same path in input and output */
@@ -294,12 +298,51 @@ static int has_vlen(hid_t ty)
     return H5Tdetect_class(ty, H5T_VLEN) > 0 || H5Tis_variable_str(ty) > 0;
 }
 
+/* A region reference of the input (*in) as one of the output (*out): the
+ * same selection on the copy of its dataset. 0 made; -1 for NULL (a NULL
+ * reference, a dataset not copied, or one whose copy's extent differs:
+ * --together or a drop took samples, and the selection would name other
+ * or missing elements). */
+static int region_ref(wctx_t *c, const hdset_reg_ref_t *in, hdset_reg_ref_t *out)
+{
+    static const hdset_reg_ref_t null_ref;
+    if (memcmp(in, &null_ref, sizeof null_ref) == 0)
+        return -1;
+    hid_t ds = H5Rdereference2(c->in, H5P_DEFAULT, H5R_DATASET_REGION, in);
+    hid_t sp = ds < 0 ? -1 : H5Rget_region(c->in, H5R_DATASET_REGION, in);
+    H5O_info_t oi;
+    const char *op = sp >= 0 && H5Oget_info2(ds, &oi, H5O_INFO_BASIC) >= 0
+                         ? map_get(c, oi.addr)
+                         : NULL;
+    hid_t od = op ? H5Dopen2(c->out, op, H5P_DEFAULT) : -1;
+    hid_t isp = od >= 0 ? H5Dget_space(ds) : -1, osp = od >= 0 ? H5Dget_space(od) : -1;
+    hsize_t a[H5S_MAX_RANK], b[H5S_MAX_RANK];
+    int na = isp >= 0 ? H5Sget_simple_extent_dims(isp, a, NULL) : -1;
+    int nb = osp >= 0 ? H5Sget_simple_extent_dims(osp, b, NULL) : -2;
+    int r = na >= 0 && na == nb && memcmp(a, b, (size_t)na * sizeof a[0]) == 0 &&
+                    H5Rcreate(out, c->out, op, H5R_DATASET_REGION, sp) >= 0
+                ? 0
+                : -1;
+    W_CLOSE(osp, isp, od, sp, ds);
+    H5Eclear2(H5E_DEFAULT);
+    return r;
+}
+
 /* New values for the n references of type ty at p (in memory as read). */
 static void translate(wctx_t *c, hid_t ty, uint8_t *p, size_t n)
 {
     size_t sz = H5Tget_size(ty);
     H5T_class_t cl = H5Tget_class(ty);
-    if (cl == H5T_REFERENCE) {
+    if (cl == H5T_REFERENCE && H5Tequal(ty, H5T_STD_REF_DSETREG) > 0 &&
+        sz == sizeof(hdset_reg_ref_t)) {
+        for (size_t i = 0; i < n; i++) {
+            hdset_reg_ref_t in, out;
+            memcpy(&in, p + i * sz, sizeof in);
+            if (region_ref(c, &in, &out) < 0)
+                memset(&out, 0, sizeof out);
+            memcpy(p + i * sz, &out, sizeof out);
+        }
+    } else if (cl == H5T_REFERENCE) {
         int obj = H5Tequal(ty, H5T_STD_REF_OBJ) > 0;
         for (size_t i = 0; i < n; i++) {
             hobj_ref_t in = 0, out = 0;

@@ -319,7 +319,9 @@ static void audit_all(scan_run_t *s)
 {
     for (size_t i = 0; i < s->walk.n; i++) {
         const na_walk_item_t *it = &s->walk.items[i];
-        if (it->kind == NA_FILE_INDEX && !it->skip_reason) {
+        /* an index named as another's shard (add_shard: an error item,
+         * "shard is not a safetensors file (index)") is its own entry */
+        if (it->kind == NA_FILE_INDEX && !it->skip_reason && !(it->from_index && it->error)) {
             index_slot(s, it->index_id); /* the index's own entry */
         } else if (it->skip_reason) { /* an index too: the same file reached twice (round 29a) */
             if (na_report_add_skipped(s->rep, it->path, it->skip_reason) != NA_OK)

@@ -87,4 +87,21 @@ for order in "junk.safetensors x.safetensors.index.json" "b.safetensors a.safete
     expect_json "$T/stdout" 'j["summary"]["errors"]' 2
     assert_eq "$(grep -c "nanaudit: $d/$1: unrecognised content" "$T/stderr")" 1 "lines for $1"
 done
+# an index named as another index's shard: a shard item of its own with a
+# reason (it had none, merged into the naming index's entry), and in a
+# folder the named index keeps its own entry and problems (round 36a)
+d="$T/ixshard"
+mkdir -p "$d"
+"$NA_PYTHON" -c '
+import numpy as np
+from safetensors.numpy import save_file
+save_file({"lm_head": np.ones(3, np.float32)}, "'"$d"'/m.safetensors")' || fail "m.safetensors"
+echo '{"weight_map": {"lm_head": "model.safetensors.index.json"}}' > "$d/e14.safetensors.index.json"
+echo '{"weight_map": {}}' > "$d/model.safetensors.index.json"
+expect_exit 3 "$NANAUDIT" scan --format json "$d/e14.safetensors.index.json"
+expect_json "$T/stdout" '[(f["path"].rsplit("/", 1)[1], f["error"]) for f in j["files"]]' \
+    '[["e14.safetensors.index.json", "shard '"'model.safetensors.index.json'"' is invalid or unreadable, so it was not checked against the index"], ["model.safetensors.index.json", "shard is not a safetensors file (sharded-checkpoint index)"]]'
+expect_exit 3 "$NANAUDIT" scan --format json "$d"
+expect_json "$T/stdout" 'len(j["files"])' 3
+expect_json "$T/stdout" '[f["error"] is not None for f in j["files"] if f["path"].endswith("/model.safetensors.index.json")]' '[true]'
 pass

@@ -13,7 +13,8 @@ cd "$T" || exit 1
 N="$NANAUDIT"
 "$NA_PYTHON" - <<'PY' || fail "making inputs"
 import numpy as np
-# F16: NaN -> 1e6 overflows F16 (max 65504) to +Inf
+# F16: min-max to 0:70000 takes the 4 past F16's 65504: +Inf (a value=X
+# fill that does not fit is refused: clean_value_fits.sh)
 np.save("f16.npy", np.array([1, np.nan, 3, 4], np.float16))
 x = np.arange(12, dtype=np.float64).reshape(6, 2)
 x[2, 1] = np.nan
@@ -47,7 +48,7 @@ assert r == d, (r, d)
 PY
 }
 
-same_reports 1 f16.npy --nonfinite value=1e6
+same_reports 1 f16.npy --nonfinite zero --normalize minmax --feature-range 0:70000
 expect_json dry.json '[t["warnings"] for t in j["tensors"]]' '[["1 value(s) overflowed the output dtype"]]'
 expect_json dry.json '[j["tensors"][0]["after"][k] for k in ("finite", "pos_inf")]' '[3, 1]'
 expect_stdout_contains "    warning: 1 value(s) overflowed the output dtype"

@@ -329,13 +329,34 @@ static void warn_unmatched(const char *input, const na_input_t *in, const cli_cl
 
 static const char *out_dir(const char *outp, char *dir, size_t n);
 
+/* 1 when path starts with a MATLAB v7.3 MAT-file's header (its HDF5
+ * user block: "MATLAB 7.3 MAT-file", MathWorks' MAT-file format notes). */
+static int is_matlab73(const char *path)
+{
+    char head[19];
+    FILE *fp = fopen(path, "rb");
+    int yes = fp && fread(head, 1, sizeof head, fp) == sizeof head &&
+              memcmp(head, "MATLAB 7.3 MAT-file", sizeof head) == 0;
+    if (fp)
+        fclose(fp);
+    return yes;
+}
+
 /* Decide defaults that depend on the format; 0 or 2. */
 static int settle_options(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
     const char *fmt = na_input_format(c->in);
     int weights = !strcmp(fmt, "safetensors") || !strcmp(fmt, "pytorch"); /* torch.c's name */
-    c->samples = co->samples == CLI_AUTO ? !weights : co->samples == CLI_ON;
+    /* MATLAB stores arrays column-major: a 1000x20 matrix is the HDF5
+     * dataset (20, 1000), whose axis 0 is MATLAB's columns. Samples along
+     * it deleted a feature for a NaN (round 37b, HIGH): off unless asked */
+    int matlab = !strcmp(fmt, "hdf5") && is_matlab73(c->r.input);
+    if (matlab && co->samples == CLI_ON)
+        cli_warn(c->r.input, "a MATLAB v7.3 file stores arrays transposed: axis 0 here is "
+                 "MATLAB's last dimension (a 1000x20 matrix is 20 samples of 1000), so "
+                 "--samples drops MATLAB columns");
+    c->samples = co->samples == CLI_AUTO ? !weights && !matlab : co->samples == CLI_ON;
     c->eng = co->eng;
     /* Large row states go to a file beside the output (a dry run without
      * -o: $TMPDIR); NANAUDIT_CLEAN_STATE_FILE_MIN (bytes) moves the
@@ -356,6 +377,10 @@ static int settle_options(crun_t *c)
     if (!co->nonfinite_given)
         c->eng.nonfinite = c->samples ? NA_NF_DROP : NA_NF_KEEP;
     if (c->eng.method != NA_OM_NONE && !co->action_given) {
+        if (!c->samples && matlab)
+            return cli_usage(CLI_CLEAN, "%s on a MATLAB v7.3 file needs --outliers clip|nan|mean "
+                             "(it has no sample axis by default: HDF5 axis 0 is MATLAB's last "
+                             "dimension)", c->eng.method == NA_OM_ZSCORE ? "--zscore" : "--mad");
         if (!c->samples)
             return cli_usage(CLI_CLEAN, "%s on weights (%s tensors are not samples) needs "
                              "--outliers clip|nan|mean",
@@ -363,9 +388,11 @@ static int settle_options(crun_t *c)
         c->eng.action = NA_OA_DROP;
     }
     if (!c->samples && (c->eng.nonfinite == NA_NF_DROP || c->eng.action == NA_OA_DROP))
-        return cli_usage(CLI_CLEAN, "%s drop needs --samples (axis 0 of a weight would change "
-                         "shape); use %s, or --samples if axis 0 is a sample axis",
+        return cli_usage(CLI_CLEAN, "%s drop needs --samples (%s); use %s, or --samples if "
+                         "axis 0 is a sample axis",
                          c->eng.nonfinite == NA_NF_DROP ? "--nonfinite" : "--outliers",
+                         matlab ? "a MATLAB v7.3 array's axis 0 here is its last dimension"
+                                : "axis 0 of a weight would change shape",
                          c->eng.nonfinite == NA_NF_DROP ? "--nonfinite zero" : "--outliers clip");
     if (co->n_together && !c->samples)
         return cli_usage(CLI_CLEAN, "--together needs --samples (%s tensors are weights, "

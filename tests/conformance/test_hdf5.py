@@ -74,15 +74,43 @@ def run(paths, *args):
     return nacheck.scan(paths, *args)
 
 
+# netCDF-C's default fill values (netcdf.h NC_FILL_*) by numpy type code
+NC_FILL = {"f4": np.float32(9.969209968386869e36), "f8": 9.969209968386869e36, "i1": -127,
+           "u1": 255, "i2": -32767, "u2": 65535, "i4": -2147483647, "u4": 4294967295,
+           "i8": -9223372036854775806, "u8": 18446744073709551614}
+
+
+def nc_default_fill(obj):
+    """The netCDF default fill of a netCDF-4 variable without _FillValue,
+    which netCDF4-python masks (bytes only with fill on), when the HDF5
+    fill value is it; else None."""
+    if "_FillValue" in obj.attrs or obj.dtype.str[1:] not in NC_FILL:
+        return None
+    if not ("_NCProperties" in obj.file.attrs or
+            any(k in obj.attrs for k in ("_Netcdf4Dimid", "_Netcdf4Coordinates", "DIMENSION_LIST"))):
+        return None
+    pl = obj.id.get_create_plist()
+    if pl.fill_value_defined() != h5py.h5d.FILL_VALUE_USER_DEFINED:
+        return None
+    if obj.dtype.itemsize == 1 and pl.get_fill_time() == h5py.h5d.FILL_TIME_NEVER:
+        return None
+    want = NC_FILL[obj.dtype.str[1:]]
+    return float(want) if obj.fillvalue == np.array(want, obj.dtype) else None
+
+
 def missing_values(obj):
     """CF missing values of a dataset: first element of _FillValue and of
-    missing_value when numeric (the rule of --missing auto)."""
+    missing_value when numeric, and a netCDF-4 variable's default fill (the
+    rule of --missing auto)."""
     vals = []
     for key in ("_FillValue", "missing_value"):
         if key in obj.attrs:
             v = np.asarray(obj.attrs[key]).reshape(-1)
             if v.size and v.dtype.kind in "fiu":
                 vals.append(float(v[0]))
+    d = nc_default_fill(obj) if obj.dtype.kind in "fiu" else None
+    if d is not None and d not in vals:
+        vals.append(d)
     return vals
 
 

@@ -14,7 +14,7 @@
 #include <stdlib.h> /* free, getenv, setenv */
 #include <string.h> /* strcmp */
 #include <sys/stat.h> /* fstat, S_ISFIFO */
-#include <unistd.h> /* dup2, close, execv */
+#include <unistd.h> /* dup2, close, execv, readlink */
 
 int cli_stdout_closed;
 
@@ -103,13 +103,23 @@ int cli_stdout_failed(void)
  * libgomp reads its environment once, when it is loaded, before main: so
  * when the user set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, nanaudit
  * starts itself again, once, with GOMP_SPINCOUNT=1000 (about a
- * microsecond of spinning). When that exec fails, it goes on as it is. */
+ * microsecond of spinning). When that exec fails, it goes on as it is.
+ * It executes the binary's own path (readlink of /proc/self/exe): through
+ * /proc/self/exe the process was named "exe" for ps -C, pgrep -x, top and
+ * the OOM killer's log (round 37a); that link is the fallback (a binary
+ * replaced meanwhile reads "... (deleted)"). */
 static void omp_spin_short(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") != NULL || getenv("GOMP_SPINCOUNT") != NULL)
         return;
     if (setenv("GOMP_SPINCOUNT", "1000", 1) != 0)
         return;
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        execv(self, argv);
+    }
     execv("/proc/self/exe", argv);
     unsetenv("GOMP_SPINCOUNT");
 }

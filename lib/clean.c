@@ -63,9 +63,11 @@ void na_clean_opts_init(na_clean_opts_t *o)
  * outlives the process, SIGKILL included. Its blocks are reserved with
  * posix_fallocate: a full disk is an error here, not a SIGBUS when the
  * kernel writes a page back. It takes at most half of the free space
- * (the output goes to the same directory), checked first: ext4 would
- * fill the disk before posix_fallocate failed. */
-static uint8_t *state_file(const na_clean_opts_t *o, size_t bytes, char *why, size_t cap)
+ * left after the tensor's output (out_bytes: it goes to the same
+ * directory; round 37a: a clean that fitted failed with ENOSPC), checked
+ * first: ext4 would fill the disk before posix_fallocate failed. */
+static uint8_t *state_file(const na_clean_opts_t *o, size_t bytes, uint64_t out_bytes, char *why,
+                           size_t cap)
 {
     const char *dir = o->state_dir ? o->state_dir : getenv("TMPDIR");
     if (dir == NULL || *dir == '\0')
@@ -82,10 +84,13 @@ static uint8_t *state_file(const na_clean_opts_t *o, size_t bytes, char *why, si
         return NULL;
     }
     struct statvfs vs;
+    uint64_t avail = 0;
     if (fstatvfs(fd, &vs) == 0 &&
-        (uint64_t)vs.f_bavail * vs.f_frsize / 2 < (uint64_t)bytes) {
-        snprintf(why, cap, "no room for %zu bytes in '%s' (%llu bytes free)", bytes, dir,
-                 (unsigned long long)vs.f_bavail * vs.f_frsize);
+        (avail = (uint64_t)vs.f_bavail * vs.f_frsize,
+         avail < out_bytes || (avail - out_bytes) / 2 < (uint64_t)bytes)) {
+        snprintf(why, cap, "no room for %zu bytes in '%s' (%llu bytes free, %llu of them for "
+                 "the output)", bytes, dir, (unsigned long long)avail,
+                 (unsigned long long)out_bytes);
         close(fd);
         return NULL;
     }
@@ -105,16 +110,16 @@ static uint8_t *state_file(const na_clean_opts_t *o, size_t bytes, char *why, si
 }
 
 /* ct->row_state for ct->rows rows: 2 bits each, all 0 (kept), in a file
- * when o says so (state_file), else in memory. NA_E_NOMEM naming both
- * when neither can hold it. */
+ * when o says so (state_file; out_bytes: the tensor's output), else in
+ * memory. NA_E_NOMEM naming both when neither can hold it. */
 static na_status_t state_alloc(const char *name, const na_clean_opts_t *o,
-                               na_clean_tensor_t *ct, na_err_t *err)
+                               na_clean_tensor_t *ct, uint64_t out_bytes, na_err_t *err)
 {
     size_t bytes = (size_t)(ct->rows / 4) + 1;
     char why[512] = "";
     ct->row_state_mapped = 0;
     if (o != NULL && bytes >= o->state_file_min) {
-        ct->row_state = state_file(o, bytes, why, sizeof why);
+        ct->row_state = state_file(o, bytes, out_bytes, why, sizeof why);
         if (ct->row_state != NULL) {
             ct->row_state_mapped = bytes;
             return NA_OK;
@@ -319,7 +324,11 @@ na_status_t na_clean_prepare(const na_tensor_t *t, const na_clean_opts_t *o,
     if (!ct->feat)
         return na_err_set(err, NA_E_NOMEM, "%s: out of memory for %llu features",
                           t->name, (unsigned long long)ct->nfeat);
-    na_status_t st = state_alloc(t->name, o, ct, err);
+    /* the output's bytes (saturating): the state file leaves room for them */
+    uint64_t ob = na_dtype_bits(ct->out_dtype) / 8, out_bytes = UINT64_MAX;
+    if (ct->width == 0 || ct->rows <= UINT64_MAX / ct->width / (ob ? ob : 1))
+        out_bytes = ct->rows * ct->width * ob;
+    na_status_t st = state_alloc(t->name, o, ct, out_bytes, err);
     if (st != NA_OK) {
         na_clean_tensor_free(ct);
         return st;
@@ -1677,7 +1686,7 @@ na_status_t na_clean_rows_prepare(const char *name, int ndim, const uint64_t *sh
     memcpy(ct->out_shape, shape, sizeof ct->out_shape);
     na_stats_init(&ct->before);
     na_stats_init(&ct->after);
-    return state_alloc(name, o, ct, err);
+    return state_alloc(name, o, ct, 0, err); /* copied rows: their bytes are not known here */
 }
 
 /* The statistic of feature f that a step uses and that overflowed a

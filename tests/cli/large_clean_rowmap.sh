@@ -32,6 +32,6 @@ expect_exit 4 timeout 60 "$NANAUDIT" clean --normalize minmax -o out/r40.h5 r40.
 msg="nanaudit: r40.h5: /e: out of memory for the state of 1099511627776 samples (274877906945 bytes: 2 bits per sample); and no room for 274877906945 bytes in 'out' ("
 assert_eq "$(head -c ${#msg} stderr)" "$msg" "r40"
 assert_eq "$(wc -l < stderr)" 1 "lines of stderr"
-expect_stderr_contains " bytes free)"
+expect_stderr_contains " of them for the output)"
 assert_eq "$(ls -A out)" "" "files left"
 pass

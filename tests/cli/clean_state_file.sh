@@ -64,11 +64,16 @@ expect_exit 0 env TMPDIR="$T/missing" NANAUDIT_CLEAN_STATE_FILE_MIN=0 "$NANAUDIT
 expect_exit 0 "$NANAUDIT" clean --dtype F32 b.raw --zscore 3 --normalize minmax --dry-run \
     --report dry_mem.json
 cmp -s dry.json dry_mem.json || fail "dry run: the report differs without the state file"
-# a file-size limit (posix_fallocate: EFBIG) on the state file of a dry run
-expect_exit 0 bash -c "ulimit -f 8; TMPDIR='$T' NANAUDIT_CLEAN_STATE_FILE_MIN=0 \
-    '$NANAUDIT' clean --dtype F32 b.raw --zscore 3 --normalize minmax --dry-run \
-    --report dry_fsize.json"
-cmp -s dry_fsize.json dry_mem.json || fail "dry run: the report differs under a file-size limit"
+# a file-size limit (posix_fallocate: EFBIG) on the state file of a dry
+# run. Not in the ThreadSanitizer build: under `ulimit -f` libomp's
+# registration file in /dev/shm is a SIGBUS before any work (as in
+# clean_safety.sh)
+if ! nm "$NANAUDIT" 2> /dev/null | grep -q '__tsan_init'; then
+    expect_exit 0 bash -c "ulimit -f 8; TMPDIR='$T' NANAUDIT_CLEAN_STATE_FILE_MIN=0 \
+        '$NANAUDIT' clean --dtype F32 b.raw --zscore 3 --normalize minmax --dry-run \
+        --report dry_fsize.json"
+    cmp -s dry_fsize.json dry_mem.json || fail "dry run: the report differs under a file-size limit"
+fi
 
 # HDF5 --together with a string follower (na_clean_rows_prepare): the
 # writer child reads the mapped states of /x, /y and /s

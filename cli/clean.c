@@ -292,10 +292,10 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
      * complex one two (/cx.real, /cx.imag): the dataset's own path names
      * none of them (round 36b) */
     size_t pl = strlen(pat);
-    for (size_t i = 0; i < n && pl + 3 < 1100; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (strncmp(e[i].name, pat, pl) == 0 && e[i].name[pl] == '.') {
-            snprintf(slash, sizeof slash, " (its fields or parts are tensors of their own: did you mean "
-                     "'%s.*'?)", pat);
+            snprintf(slash, sizeof slash, " (its fields or parts are tensors of their own: did "
+                     "you mean '%s.*'?)", pat);
             return slash;
         }
     }
@@ -833,11 +833,12 @@ static int fit_all(crun_t *c)
              * array, whose rows are pickles), whose rows the writer can
              * copy selectively: --together can name it, and it then loses
              * its partners' samples (join_groups). */
-            int regrefs = st == NA_OK && !t.src.read && !strcmp(err.msg, NA_HDF5_REASON_REGREFS);
-            int refs = st == NA_OK && !t.src.read &&
-                       (regrefs || !strcmp(err.msg, NA_HDF5_REASON_REFS)) &&
-                       !strcmp(c->r.format, "hdf5"); /* rows_copy refuses them */
-            e->regrefs = regrefs && !strcmp(c->r.format, "hdf5"); /* finish warns */
+            int hdf5 = !strcmp(c->r.format, "hdf5");
+            e->regrefs = hdf5 && st == NA_OK && !t.src.read &&
+                         !strcmp(err.msg, NA_HDF5_REASON_REGREFS); /* finish warns */
+            /* references of either kind: rows_copy refuses them */
+            int refs = hdf5 && st == NA_OK && !t.src.read &&
+                       (e->regrefs || !strcmp(err.msg, NA_HDF5_REASON_REFS));
             e->rowcopy = !refs && ((st == NA_OK && (!t.src.read || t.vlen)) ||
                           (st == NA_E_UNSUPPORTED && t.stored == NA_DT_INVALID &&
                            !strcmp(c->r.format, "hdf5"))) &&

@@ -232,6 +232,16 @@ static int index_from_dir(const na_walk_t *w, size_t k)
     return 0;
 }
 
+/* The error item about to be added (items[w->n]) as the one entry of
+ * file (dev, ino): 0, or -1 out of memory. */
+static int seen_error_item(walk_ctx_t *c, uint64_t dev, uint64_t ino)
+{
+    seen_entry_t *s = seen_add(&c->files, dev, ino);
+    if (s != NULL)
+        s->item = c->w->n;
+    return s != NULL ? 0 : -1;
+}
+
 /* One file (argument or directory entry), already probed. */
 static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p, int from_dir)
 {
@@ -259,10 +269,8 @@ static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p
         /* an error item is the file's one entry: an index naming it as a
          * shard takes it (add_shard) instead of listing it again (round
          * 36a: a junk shard in a walked folder was 2 files, 2 errors) */
-        if (is_error && (s = seen_add(&c->files, p->dev, p->ino)) == NULL)
+        if (is_error && seen_error_item(c, p->dev, p->ino) != 0)
             return nomem(c);
-        if (s != NULL)
-            s->item = c->w->n;
         return add_noted(c, path, p->kind, from_dir, is_error, e.msg);
     }
     if ((s = seen_add(&c->files, p->dev, p->ino)) == NULL)
@@ -357,10 +365,8 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
                        na_kind_of_file_str(p.kind));
         if (st != NA_OK || !shard_kind) {
             /* one entry for the file, as add_file's error items */
-            if (st == NA_OK && (s = seen_add(&c->files, p.dev, p.ino)) == NULL)
+            if (st == NA_OK && seen_error_item(c, p.dev, p.ino) != 0)
                 return nomem(c);
-            if (s != NULL)
-                s->item = c->w->n;
             if (add_noted(c, path, p.kind, 0, 1, e.msg) != NA_OK)
                 return nomem(c);
             it = &c->w->items[c->w->n - 1];

@@ -84,10 +84,9 @@ static uint8_t *state_file(const na_clean_opts_t *o, size_t bytes, uint64_t out_
         return NULL;
     }
     struct statvfs vs;
-    uint64_t avail = 0;
-    if (fstatvfs(fd, &vs) == 0 &&
-        (avail = (uint64_t)vs.f_bavail * vs.f_frsize,
-         avail < out_bytes || (avail - out_bytes) / 2 < (uint64_t)bytes)) {
+    int known = fstatvfs(fd, &vs) == 0;
+    uint64_t avail = known ? (uint64_t)vs.f_bavail * vs.f_frsize : 0;
+    if (known && (avail < out_bytes || (avail - out_bytes) / 2 < (uint64_t)bytes)) {
         snprintf(why, cap, "no room for %zu bytes in '%s' (%llu bytes free, %llu of them for "
                  "the output)", bytes, dir, (unsigned long long)avail,
                  (unsigned long long)out_bytes);

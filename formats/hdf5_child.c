@@ -413,6 +413,7 @@ typedef struct c_ds {
     uint32_t missing_exact;
     uint32_t packed;        /* has an attribute na_h5_packing_attr names */
     uint32_t dim_scale;     /* na_h5_is_dim_scale */
+    int uns;                /* na_h5_unsigned_view: signed integers read as unsigned */
     int filter_missing;     /* a filter is not available */
     char filter_msg[300];
     char detail[600];
@@ -594,6 +595,9 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
     static const char *names[2] = {"_FillValue", "missing_value"};
     d->packed = (uint32_t)na_h5_has_packing(dset);
     d->dim_scale = (uint32_t)na_h5_is_dim_scale(dset);
+    d->uns = na_h5_unsigned_view(dset);
+    if (d->uns)
+        cat(d->detail, sizeof d->detail, " _Unsigned");
     H5T_class_t fcl = H5Tget_class(ft);
     int cast = (fcl == H5T_INTEGER || fcl == H5T_FLOAT) && H5Tget_size(ft) <= sizeof(double);
     int fill_attr = H5Aexists(dset, names[0]) > 0;
@@ -626,6 +630,7 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                  * several) takes a marker slot, _FillValue first; equal
                  * values share one; what does not fit is said in a note. */
                 long long left = 0;
+                int inexact = 0; /* the first marker its cast moved, + 1 */
                 for (hssize_t j = 0; j < np; j++) {
                     double m = v[j];
                     /* In place: 8 bytes hold any element of at most 8 bytes. */
@@ -639,11 +644,19 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                     if (cast && isfinite(m) &&
                         H5Tconvert(H5T_NATIVE_DOUBLE, ft, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
                         H5Tconvert(ft, H5T_NATIVE_DOUBLE, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
-                        (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1))
+                        (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1)) {
+                        if (u.d != m && !inexact)
+                            inexact = (int)j + 1;
                         m = u.d;
+                    }
                     /* the integer is the marker when it rounds to m (not
                      * when libhdf5 saturated it, or m is no integer) */
                     int exact = wide && (sgn ? (double)(int64_t)iv[j] : (double)iv[j]) == m;
+                    /* _Unsigned: the marker's bits as the unsigned
+                     * integer the elements are read as (netCDF4-python
+                     * views _FillValue and missing_value so) */
+                    if (d->uns && isfinite(m) && m < 0 && m == nearbyint(m))
+                        m += ldexp(1.0, 8 * (int)H5Tget_size(ft));
                     /* equal markers share a slot; exact ones only when
                      * their integers are equal (NC_FILL_INT64 and
                      * INT64_MIN are one double: the second was dropped
@@ -666,6 +679,14 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                     d->missing[d->n_missing++] = m;
                     cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], m);
                 }
+                /* netCDF4-python 1.7 ignores such an attribute (its
+                 * _check_safecast); the cells its writer meant are
+                 * counted here, and the difference is said */
+                char num[40];
+                if (inexact)
+                    c_note(c, "%s: %s %s is not a value of the dataset's type: the nearest "
+                           "one is the marker (netCDF4-python ignores this attribute)",
+                           d->path, names[k], na_fmt_num(num, sizeof num, v[inexact - 1]));
                 if (left)
                     c_note(c, "%s: %s: %lld value%s beyond the %zu markers honoured (_FillValue "
                            "and missing_value together) ignored", d->path, names[k], left,
@@ -679,7 +700,9 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
         H5Aclose(a);
         H5Eclear2(H5E_DEFAULT);
     }
-    if (!fill_attr && cast)
+    /* _Unsigned: netCDF4-python compares the unsigned view with the
+     * signed default (-127 is never 129) and so masks none */
+    if (!fill_attr && cast && !d->uns)
         ds_nc_default_fill(dset, ft, d);
 }
 
@@ -817,7 +840,13 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     c_ds_t *d = w->d;
     o.e.kind = (uint32_t)ty->kind;
     o.e.dtype = ty->dtype;
-    o.e.stored = stored != NA_DT_INVALID ? stored : ty->dtype;
+    if (w->depth == 0 && d->uns && d->attr == NULL)
+        o.e.dtype = (int32_t)(ty->dtype == NA_DT_I8    ? NA_DT_U8
+                               : ty->dtype == NA_DT_I16 ? NA_DT_U16
+                               : ty->dtype == NA_DT_I32 ? NA_DT_U32
+                               : ty->dtype == NA_DT_I64 ? NA_DT_U64
+                                                        : ty->dtype);
+    o.e.stored = stored != NA_DT_INVALID ? (int32_t)stored : o.e.dtype;
     o.e.byte_order = ty->order;
     o.e.ndim = d->ndim;
     o.e.elements = d->elements;
@@ -835,7 +864,7 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     o.e.elem_size = ty->esize;
     o.e.n_missing = d->n_missing;
     /* exact only for the dataset's own 64-bit integers, not its members */
-    o.e.missing_exact = w->depth == 0 && (ty->dtype == NA_DT_I64 || ty->dtype == NA_DT_U64)
+    o.e.missing_exact = w->depth == 0 && (o.e.dtype == NA_DT_I64 || o.e.dtype == NA_DT_U64)
                             ? d->missing_exact : 0;
     memcpy(o.e.missing_int, d->missing_int, sizeof o.e.missing_int);
     o.e.packed = d->packed;

@@ -370,16 +370,13 @@ int na_h5_has_packing(hid_t obj)
     return has;
 }
 
-int na_h5_is_dim_scale(hid_t dset)
+/* 1 when obj's attribute name is one string (fixed-length or variable)
+ * equal to want or, when want2 is not NULL, to want2; errors read as 0. */
+static int str_attr_is(hid_t obj, const char *name, const char *want, const char *want2)
 {
-    /* HDF5 Dimension Scale Specification 1.0, section 4.2: a dimension
-     * scale has attribute CLASS, a string "DIMENSION_SCALE" (H5DSset_scale
-     * writes it fixed-length, null-terminated; netCDF-4 writes its
-     * coordinate variables and dimensions this way). */
-    static const char want[] = "DIMENSION_SCALE";
     int is = 0;
-    if (H5Aexists(dset, "CLASS") > 0) {
-        hid_t a = H5Aopen(dset, "CLASS", H5P_DEFAULT);
+    if (H5Aexists(obj, name) > 0) {
+        hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
         hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
         hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
         if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_STRING &&
@@ -388,14 +385,14 @@ int na_h5_is_dim_scale(hid_t dset)
             if (H5Tis_variable_str(ft) > 0) {
                 char *v = NULL;
                 if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0) {
-                    is = v != NULL && !strcmp(v, want);
+                    is = v != NULL && (!strcmp(v, want) || (want2 && !strcmp(v, want2)));
                     H5free_memory(v);
                 }
             } else if (H5Tget_size(ft) < 64) {
                 char v[64] = {0};
                 if (mt >= 0 && H5Tset_size(mt, sizeof v) >= 0 &&
                     H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 && H5Aread(a, mt, v) >= 0)
-                    is = !strcmp(v, want);
+                    is = !strcmp(v, want) || (want2 && !strcmp(v, want2));
             }
             if (mt >= 0)
                 H5Tclose(mt);
@@ -409,6 +406,30 @@ int na_h5_is_dim_scale(hid_t dset)
     }
     H5Eclear2(H5E_DEFAULT);
     return is;
+}
+
+int na_h5_is_dim_scale(hid_t dset)
+{
+    /* HDF5 Dimension Scale Specification 1.0, section 4.2: a dimension
+     * scale has attribute CLASS, a string "DIMENSION_SCALE" (H5DSset_scale
+     * writes it fixed-length, null-terminated; netCDF-4 writes its
+     * coordinate variables and dimensions this way). */
+    return str_attr_is(dset, "CLASS", "DIMENSION_SCALE", NULL);
+}
+
+int na_h5_unsigned_view(hid_t dset)
+{
+    /* NetCDF User Guide, "Attribute Conventions": _Unsigned = "true" on a
+     * signed integer variable says its values are unsigned; netCDF4-python
+     * honours exactly "true" and "True" (its issue #1232). */
+    hid_t ft = H5Dget_type(dset);
+    /* whole-byte integers only: packed bits are read sign-extended */
+    int sgn = ft >= 0 && H5Tget_class(ft) == H5T_INTEGER && H5Tget_sign(ft) == H5T_SGN_2 &&
+              H5Tget_precision(ft) == 8 * H5Tget_size(ft) && H5Tget_offset(ft) == 0;
+    if (ft >= 0)
+        H5Tclose(ft);
+    H5Eclear2(H5E_DEFAULT);
+    return sgn && str_attr_is(dset, "_Unsigned", "true", "True");
 }
 
 void na_h5t_classify(hid_t ft, c_type_t *r)

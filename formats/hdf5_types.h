@@ -90,6 +90,11 @@ int na_h5_has_packing(hid_t obj);
  * "DIMENSION_SCALE": a netCDF-4 coordinate variable or dimension);
  * errors read as 0. */
 int na_h5_is_dim_scale(hid_t dset);
+/* 1 when dataset dset has a signed integer type and the netCDF attribute
+ * _Unsigned = "true" (or "True"): its elements are the unsigned integers
+ * of the same bits, as netCDF4-python and xarray read them (the file type
+ * stays signed; clean writes the same bits back). Errors read as 0. */
+int na_h5_unsigned_view(hid_t dset);
 
 #endif /* NA_HAVE_HDF5 */
 #endif /* NA_HDF5_TYPES_H */

@@ -493,6 +493,23 @@ static hid_t make_type(na_dtype_t dt, int be)
 /* dtype dt in the shape of leaf (an array type keeps its dimensions) and,
  * with file set, in leaf's byte order (else little-endian: the bytes as
  * they arrive). -1 when dt has no HDF5 type here. */
+/* The dtype whose bytes go into the file for a tensor of dtype dt: dt,
+ * or for a dataset read as unsigned (uns, na_h5_unsigned_view) the signed
+ * integer of its size, the same bits (the reader's U8 of an _Unsigned
+ * I8). A changed dtype (normalized to F32) is dt itself. */
+static na_dtype_t file_dtype(na_dtype_t dt, int uns)
+{
+    if (!uns)
+        return dt;
+    switch (dt) {
+    case NA_DT_U8: return NA_DT_I8;
+    case NA_DT_U16: return NA_DT_I16;
+    case NA_DT_U32: return NA_DT_I32;
+    case NA_DT_U64: return NA_DT_I64;
+    default: return dt;
+    }
+}
+
 static hid_t out_type(hid_t leaf, na_dtype_t dt, int file)
 {
     /* BOOL is h5py's enum {FALSE = 0, TRUE = 1} of int8 (hdf5_types.c),
@@ -656,6 +673,7 @@ typedef struct acopy {
     const char *path;
     hid_t conv; /* a cleaned dataset's new type when it changed, else -1 */
     int drop_packing; /* values normalized: leave out the CF packing attributes */
+    int uns;          /* src is read as unsigned (na_h5_unsigned_view) */
 } acopy_t;
 
 /* One iteration over obj's attributes or links in index order ix. */
@@ -687,7 +705,7 @@ static herr_t attrs_iter(hid_t obj, H5_index_t ix, void *ud)
 static int copy_attrs_conv(wctx_t *c, hid_t src, hid_t dst, const char *path, hid_t conv,
                            int drop_packing)
 {
-    acopy_t a = {c, dst, path, conv, drop_packing};
+    acopy_t a = {c, dst, path, conv, drop_packing, conv >= 0 && na_h5_unsigned_view(src)};
     return in_order(c, src, attrs_iter, &a, "cannot list the attributes", path);
 }
 
@@ -712,8 +730,17 @@ static int conv_attr(acopy_t *a, hid_t at, const char *name, hid_t ft, hid_t sp,
         return 0;
     hssize_t np = H5Sget_select_npoints(sp);
     double *v = np > 0 ? calloc((size_t)np, sizeof *v) : NULL;
-    hid_t out = -1;
-    int r = v && H5Aread(at, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
+    hid_t out = -1, ut = -1;
+    int r;
+    if (a->uns && cl == H5T_INTEGER) { /* its bits as the unsigned integers the data were */
+        ut = H5Tcopy(ft);
+        r = v && ut >= 0 && H5Aread(at, ft, v) >= 0 && H5Tset_sign(ut, H5T_SGN_NONE) >= 0 &&
+                    H5Tconvert(ut, H5T_NATIVE_DOUBLE, (size_t)np, v, NULL, H5P_DEFAULT) >= 0
+                ? 0
+                : -1;
+    } else {
+        r = v && H5Aread(at, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
+    }
     if (r == 0) {
         out = H5Acreate2(a->dst, name, a->conv, sp, acpl, H5P_DEFAULT);
         r = out >= 0 && H5Awrite(out, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
@@ -721,7 +748,7 @@ static int conv_attr(acopy_t *a, hid_t at, const char *name, hid_t ft, hid_t sp,
     if (r < 0)
         w_h5err(a->c, "cannot convert the missing-value attribute", a->path);
     free(v);
-    W_CLOSE(out);
+    W_CLOSE(out, ut);
     return r < 0 ? -1 : 1;
 }
 
@@ -904,6 +931,9 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *u
 {
     acopy_t *a = ud;
     if (a->drop_packing && na_h5_packing_attr(name))
+        return 0;
+    /* a new type is no signed integer to view as unsigned */
+    if (a->conv >= 0 && !strcmp(name, "_Unsigned"))
         return 0;
     w_where(a->c, a->path, name);
     hid_t at = H5Aopen(loc, name, H5P_DEFAULT);
@@ -1242,12 +1272,14 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         t->ndim = nd; /* writes select dataset elements */
     }
     int same_rows = nd == 0 || w0->shape[0] == dims[0], same_types = 1;
+    /* _Unsigned: the reader's U8 is this file's I8, the same bits */
+    int uns = r == 0 && t0->nf == 0 && na_h5_unsigned_view(src);
     for (size_t k = 0; r == 0 && k < nj; k++) {
         c_type_t cl;
         na_h5t_classify(c->tg[js[k]].leaf, &cl);
         if (cl.memtype >= 0)
             H5Tclose(cl.memtype);
-        same_types &= cl.dtype == c->job->t[js[k]].dtype;
+        same_types &= cl.dtype == file_dtype(c->job->t[js[k]].dtype, uns);
     }
     hid_t out = -1;
     if (r == 0 && t0->nf == 0) {
@@ -1255,7 +1287,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         na_h5t_classify(ft, &cl);
         if (cl.memtype >= 0)
             H5Tclose(cl.memtype);
-        ty = same_types ? H5Tcopy(ft) : out_type(ft, w0->dtype, 1);
+        ty = same_types ? H5Tcopy(ft) : out_type(ft, file_dtype(w0->dtype, uns), 1);
         out = ty < 0 ? -1
                      : recreate(c, src, dst, name, lcpl, ty, w0->shape, path, w0->normalized,
                                 w0->computes, nj == 1 && t0->unit == 1 && w0->fill_set ? w0 : NULL);
@@ -1301,7 +1333,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
         wtgt_t *t = &c->tg[js[k]];
         if (t->rowcopy)
             continue; /* copied above */
-        hid_t leaf = out_type(t->leaf, c->job->t[js[k]].dtype, 0);
+        hid_t leaf = out_type(t->leaf, file_dtype(c->job->t[js[k]].dtype, uns), 0);
         t->memtype = t->nf ? na_h5c_nest_memtype(t->field, t->nf, leaf) : leaf;
         t->esize = t->memtype >= 0 ? H5Tget_size(t->memtype) : 0; /* write_range */
         t->dset = k == 0 ? out : H5Dopen2(dst, name, H5P_DEFAULT);

@@ -318,29 +318,31 @@ def test_params_exclude_missing():
 def test_real_goes_netcdf():
     """A real netCDF-4 file (GOES-16 cloud-top height, written by the
     netCDF library; tests/data/real/SOURCES.md): HT is int16 [300, 500]
-    with _FillValue -1 (57432 fill values). Per-feature min-max leaves
-    every fill value alone and writes it as F32 -1 under an F32
-    _FillValue; h5py reads the copy."""
+    with _Unsigned "true" and _FillValue -1, so uint16 values with 65535
+    marking 57432 cells, as netCDF4-python reads it. Per-feature min-max
+    of the unsigned values leaves every fill value alone and writes it as
+    F32 65535 under an F32 _FillValue 65535, _Unsigned dropped; h5py
+    reads the copy."""
     src = os.path.join(os.environ.get("NA_TEST_DATA", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "data")),
         "real", "netcdf", "nc4py-20171025_2056.Cloud_Top_Height.nc")
     with h5py.File(src) as f:
-        ht = f["HT"][:]
+        ht = f["HT"][:].view(np.uint16)
     out, rep = clean(src, ["--include", "/HT", "--normalize", "minmax"])
     x = ht.astype(np.float64)
-    _, exp = ref_clean(x, [-1.0], normalize="minmax")
+    _, exp = ref_clean(x, [65535.0], normalize="minmax")
     with h5py.File(out) as f:
         d = f["HT"]
         got = d[:]
         check("GOES HT: F32 with an F32 _FillValue", d.dtype == np.float32 and
-              d.attrs["_FillValue"].dtype == np.float32 and d.attrs["_FillValue"][0] == -1,
-              repr(d.attrs["_FillValue"]))
+              d.attrs["_FillValue"].dtype == np.float32 and d.attrs["_FillValue"][0] == 65535
+              and "_Unsigned" not in d.attrs, repr(d.attrs["_FillValue"]))
         # normalized: the CF packing attributes would unpack the new values
         check("GOES HT: scale_factor/add_offset dropped (normalized)",
               "scale_factor" not in d.attrs and "add_offset" not in d.attrs, str(list(d.attrs)))
-    miss = ht == -1
-    check("GOES HT: fill values left alone", np.array_equal(got == -1, miss) and
-          int(miss.sum()) == 57432, str(int((got == -1).sum())))
+    miss = ht == 65535
+    check("GOES HT: fill values left alone", np.array_equal(got == 65535, miss) and
+          int(miss.sum()) == 57432, str(int((got == 65535).sum())))
     check("GOES HT: values", np.allclose(got[~miss], exp[~miss], rtol=1e-7, atol=1e-7))
     t = next(t for t in rep["tensors"] if t["name"] == "/HT")
     check("GOES HT: report", t["before"]["missing"] == 57432 and t["after"]["missing"] == 57432

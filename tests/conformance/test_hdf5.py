@@ -62,12 +62,23 @@ def ref_array(f, name):
     if isinstance(val, h5py.Empty):
         return np.zeros((0,), dtype=obj.dtype), True, obj
     arr = np.asarray(val)
+    if unsigned_view(obj) and i == len(parts):
+        arr = arr.view(arr.dtype.str.replace("i", "u"))
     for fld in parts[i:]:
         if fld in ("real", "imag") and arr.dtype.kind == "c":
             arr = arr.real if fld == "real" else arr.imag
         else:
             arr = arr[fld]
     return np.array(arr, order="C"), False, obj  # keeps 0-d arrays 0-d
+
+
+def unsigned_view(obj):
+    """netCDF's _Unsigned = "true" (or "True") on a signed integer dataset:
+    netCDF4-python reads the unsigned integers of the same bits."""
+    u = obj.attrs.get("_Unsigned")
+    if isinstance(u, bytes):
+        u = u.decode("ascii", "replace")
+    return obj.dtype.kind == "i" and u in ("true", "True")
 
 
 def run(paths, *args):
@@ -103,12 +114,18 @@ def missing_values(obj):
     missing_value when numeric, and a netCDF-4 variable's default fill (the
     rule of --missing auto)."""
     vals = []
+    uns = unsigned_view(obj)
     for key in ("_FillValue", "missing_value"):
         if key in obj.attrs:
             v = np.asarray(obj.attrs[key]).reshape(-1)
             if v.size and v.dtype.kind in "fiu":
-                vals.append(float(v[0]))
-    d = nc_default_fill(obj) if obj.dtype.kind in "fiu" else None
+                m = v[0]
+                if uns and v.dtype.kind == "i":   # viewed as the data are
+                    m = np.array(m, obj.dtype).view(obj.dtype.str.replace("i", "u"))
+                vals.append(float(m))
+    # _Unsigned: netCDF4-python compares the signed default with the
+    # unsigned view, and masks none
+    d = nc_default_fill(obj) if obj.dtype.kind in "fiu" and not uns else None
     if d is not None and d not in vals:
         vals.append(d)
     return vals

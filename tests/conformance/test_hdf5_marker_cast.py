@@ -2,10 +2,12 @@
 """CF markers whose attribute type differs from the variable's (issue 3/4).
 
 CF 1.11 section 2.5.1 says _FillValue and missing_value have the
-variable's type; files often store them as f8 anyway. netCDF4-python and
-xarray cast the marker to the variable's dtype before comparing, so an f8
--9999.9 marks the F32 elements equal to np.float32(-9999.9). nanaudit does
-the same: scan's "missing" count equals numpy's with the cast, and clean
+variable's type; files often store them as f8 anyway. nanaudit casts the
+marker to the variable's dtype before comparing, so an f8 -9999.9 marks
+the F32 elements equal to np.float32(-9999.9), the cells its writer meant,
+and says in a note that netCDF4-python 1.7 ignores such a marker (its
+_check_safecast, round 37b): scan's "missing" count equals numpy's with
+the cast, and clean
 (which writes the marker back in the output dtype) verifies and keeps the
 markers (it failed with exit 4 when the marker was compared in double). A
 marker outside an integer type's range (f8 1e20 on I16) marks nothing,
@@ -47,6 +49,10 @@ def test_f8_marker_on_f32():
         want = int(np.isin(x.astype(np.float64), mk).sum())
         got = scan_missing(src)
         cm.check(f"f8 {attr} {val} on F32: scan missing", got == [want], f"{got} vs {want}")
+        p = subprocess.run([cm.EXE, "scan", src], capture_output=True, text=True)
+        note = (f"note: /x: {attr} {val} is not a value of the dataset's type: the nearest one "
+                "is the marker (netCDF4-python ignores this attribute)")
+        cm.check(f"f8 {attr} {val} on F32: note", note in p.stdout, p.stdout)
         cm.compare(f"f8 {attr} {val} on F32: clean zscore 3 + minmax", src,
                    ["--zscore", "3", "--normalize", "minmax"], x, mk, 2e-7,
                    zscore=3, normalize="minmax")

@@ -1,0 +1,98 @@
+#!/bin/bash
+# netcdf_unsigned.sh - netCDF's _Unsigned = "true" on a signed integer
+# variable (NetCDF User Guide, attribute conventions; netCDF-3 files
+# converted to netCDF-4, satellite products) says its bytes are unsigned:
+# netCDF4-python and xarray read i1 ff fe 00 01 7f 80 as 255 254 0 1 127
+# 128. nanaudit audited them as signed (min -128, mean -0.5; round 37b,
+# MED). Now such a dataset is U8/U16/U32/U64 with the same bits: scan's
+# counts and statistics equal netCDF4-python's masked view (markers
+# viewed as unsigned too), clean computes in the unsigned view and writes
+# the same bits back into the signed type (the attribute kept), and a
+# normalized copy is F32 without _Unsigned, its _FillValue the unsigned
+# marker (255.0), the missing cells still masked.
+. "$(dirname "$0")/helpers.sh"
+skip_without_hdf5
+"$NA_PYTHON" -c 'import netCDF4' 2> /dev/null || { echo "SKIP $NA_TEST_NAME: no netCDF4"; exit 0; }
+cd "$T" || exit 1
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np, json
+rng = np.random.default_rng(5)
+ds = netCDF4.Dataset("u.nc", "w")
+ds.createDimension("t", 300); ds.createDimension("x", 3)
+for n, t, fill, flag in (("b", "i1", -1, "true"), ("s", "i2", None, "True"), ("i", "i4", -2, "true"),
+                         ("q", "i8", None, "true"), ("n", "i1", None, "false")):
+    v = ds.createVariable(n, t, ("t", "x"), fill_value=None if fill is None else np.array(fill, t))
+    v._Unsigned = flag
+    v.set_auto_maskandscale(False)
+    ut = np.dtype(t.replace("i", "u"))
+    hi = np.iinfo(ut).max
+    a = rng.integers(hi // 2 - 20, hi // 2 + 20, (300, 3), dtype=np.uint64).astype(ut)
+    a[5, 1] = hi - 3; a[9, 0] = 3; a[0, 0] = hi - 2  # outliers; the top bit set
+    if fill is not None:
+        a[7, 2] = np.array(fill, t).view(ut)          # a missing cell
+    v[:] = a.view(t)
+ds.close()
+ds = netCDF4.Dataset("u.nc")
+want = {}
+for n in ds.variables:
+    if n in ("t", "x"):
+        continue
+    m = ds[n][:]
+    c = m.compressed().astype(np.float64)
+    want[n] = dict(dtype=str(m.dtype), missing=int(np.ma.count_masked(m)), min=float(c.min()),
+                   max=float(c.max()), mean=float(c.mean()))
+json.dump(want, open("want.json", "w"))' || fail "inputs"
+expect_exit 0 "$NANAUDIT" scan --format json u.nc
+cp stdout scan.json
+"$NA_PYTHON" - <<'PY' || fail "scan vs netCDF4-python"
+import json
+want = json.load(open("want.json"))
+got = {t["name"].lstrip("/"): t for t in json.load(open("scan.json"))["files"][0]["tensors"]}
+names = {"uint8": "U8", "uint16": "U16", "uint32": "U32", "uint64": "U64", "int8": "I8"}
+for n, w in want.items():
+    t = got[n]
+    assert t["dtype"] == names[w["dtype"]], (n, t["dtype"], w["dtype"])
+    assert t["missing"] == w["missing"], (n, t["missing"], w["missing"])
+    assert t["min"] == w["min"] and t["max"] == w["max"], (n, t["min"], t["max"], w)
+    assert abs(t["mean"] - w["mean"]) <= 1e-12 * abs(w["mean"]), (n, t["mean"], w["mean"])
+PY
+expect_exit 0 "$NANAUDIT" info u.nc
+expect_stdout_contains "fill=-1 _Unsigned _FillValue=255"
+expect_stdout_contains "fill=-2 _Unsigned _FillValue=4294967294"
+
+# clean in the unsigned view: clipped values as numpy computes them, the
+# same signed type and _Unsigned in the output
+expect_exit 0 "$NANAUDIT" clean u.nc --zscore 3 --outliers clip --include "/[bsi]" -o c.nc
+expect_stdout_contains "/b: U8 -> U8"
+expect_stdout_contains "written: c.nc (verified)"
+"$NA_PYTHON" - <<'PY' || fail "clean --outliers clip vs numpy"
+import netCDF4, numpy as np
+a, b = netCDF4.Dataset("u.nc"), netCDF4.Dataset("c.nc")
+for n in "bsi":
+    x, y = a[n][:], b[n][:]
+    assert b[n].dtype == a[n].dtype and b[n].getncattr("_Unsigned") in ("true", "True"), n
+    assert (np.ma.getmaskarray(x) == np.ma.getmaskarray(y)).all(), n
+    xf = x.astype(np.float64)
+    mu, sd = xf.mean(axis=0), xf.std(axis=0)
+    ref = np.clip(xf, mu - 3 * sd, mu + 3 * sd)
+    ref = np.rint(ref)                      # round half to even into the integer type
+    assert ref.mask.sum() == y.mask.sum()
+    assert (ref.compressed() == y.compressed().astype(np.float64)).all(), (n, ref[:12], y[:12])
+    assert (y.compressed() != x.compressed()).sum() >= 2, n   # the outliers moved
+PY
+
+# normalized: F32, _Unsigned dropped, the marker converted as unsigned
+expect_exit 0 "$NANAUDIT" clean u.nc --normalize minmax --include /b -o m.nc
+"$NA_PYTHON" - <<'PY' || fail "clean --normalize minmax vs numpy"
+import netCDF4, numpy as np
+a, b = netCDF4.Dataset("u.nc"), netCDF4.Dataset("m.nc")
+x, y = a["b"][:].astype(np.float64), b["b"][:]
+assert b["b"].dtype == np.float32 and "_Unsigned" not in b["b"].ncattrs(), b["b"].ncattrs()
+assert float(b["b"]._FillValue) == 255.0, b["b"]._FillValue
+assert (np.ma.getmaskarray(x) == np.ma.getmaskarray(y)).all() and y.mask.sum() == 1
+lo, hi = x.min(axis=0), x.max(axis=0)
+ref = ((x - lo) / (hi - lo)).astype(np.float32)
+assert (ref.compressed() == y.compressed()).all(), (ref[:5], y[:5])
+assert float(y[0, 0]) == 1.0   # 253 is the largest, not -3 the smallest
+PY
+pass

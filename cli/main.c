@@ -108,12 +108,42 @@ int cli_stdout_failed(void)
  * /proc/self/exe the process was named "exe" for ps -C, pgrep -x, top and
  * the OOM killer's log (round 37a); that link is the fallback (a binary
  * replaced meanwhile reads "... (deleted)"). */
+/* 1 when s is what libgomp takes for OMP_NUM_THREADS: a comma-separated
+ * list of positive integers, blanks around them allowed (OpenMP 5.2,
+ * section 6.2). */
+static int omp_threads_valid(const char *s)
+{
+    for (;;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s < '0' || *s > '9')
+            return 0;
+        int pos = 0;
+        while (*s >= '0' && *s <= '9')
+            pos |= *s++ != '0';
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!pos)
+            return 0;
+        if (*s == '\0')
+            return 1;
+        if (*s++ != ',')
+            return 0;
+    }
+}
+
 static void omp_spin_short(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") != NULL || getenv("GOMP_SPINCOUNT") != NULL)
         return;
     if (setenv("GOMP_SPINCOUNT", "1000", 1) != 0)
         return;
+    /* libgomp printed its warning for an invalid value as it loaded and
+     * ignores the variable: the second process need not say it again
+     * (round 37a) */
+    const char *nt = getenv("OMP_NUM_THREADS");
+    if (nt != NULL && !omp_threads_valid(nt))
+        unsetenv("OMP_NUM_THREADS");
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {

@@ -27,6 +27,25 @@ for v in GOMP_SPINCOUNT=300000 OMP_WAIT_POLICY=active; do
         "$NANAUDIT" scan -q "$A" > /dev/null || fail "scan failed with $v"
     assert_eq "$(grep -c 'execve(' "$T/strace.txt")" 1 "execve calls with $v"
 done
+# an OMP_NUM_THREADS libgomp refuses is ignored by it with a warning as it
+# loads; the second process goes without it: one warning, not two (round
+# 37a), and the run uses the default threads; a valid one is kept
+for v in abc "" 0 "4,x" -2; do
+    env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_NUM_THREADS="$v" strace -f -qq -v -s 200 \
+        -e trace=execve -o "$T/strace.txt" "$NANAUDIT" scan -q "$A" > /dev/null 2> "$T/err" ||
+        fail "scan failed with OMP_NUM_THREADS='$v'"
+    assert_eq "$(grep -c 'OMP_NUM_THREADS' "$T/err")" 1 "warnings for OMP_NUM_THREADS='$v'"
+    tail -n 1 "$T/strace.txt" | grep -q '"OMP_NUM_THREADS=' &&
+        fail "OMP_NUM_THREADS='$v' passed to the second process"
+done
+for v in 1 " 2 , 1 "; do
+    env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_NUM_THREADS="$v" strace -f -qq -v -s 200 \
+        -e trace=execve -o "$T/strace.txt" "$NANAUDIT" scan -q "$A" > /dev/null 2> "$T/err" ||
+        fail "scan failed with OMP_NUM_THREADS='$v'"
+    assert_eq "$(grep -c 'OMP_NUM_THREADS' "$T/err")" 0 "warnings for OMP_NUM_THREADS='$v'"
+    tail -n 1 "$T/strace.txt" | grep -qF "\"OMP_NUM_THREADS=$v\"" ||
+        fail "OMP_NUM_THREADS='$v' lost"
+done
 # the report is the same either way
 expect_exit 0 env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY "$NANAUDIT" scan --format json "$A"
 cp "$T/stdout" "$T/one.json"

@@ -167,15 +167,39 @@ static int hash_end(crun_t *c, na_writer_t *w, int fd, na_err_t *err)
     return 0;
 }
 
-/* Whether entry k (named name) of in is selected: a pattern matches any
- * of its names (cli_name_match: an HDF5 dataset's other hard links). */
+/* The next element of a comma-separated list at *p into el (cap bytes),
+ * *p moved past it: 1, or 0 at the list's end. */
+static int list_next(const char **p, char *el, size_t cap)
+{
+    if (!**p)
+        return 0;
+    size_t L = strcspn(*p, ",");
+    snprintf(el, cap, "%.*s", (int)L, *p);
+    *p += L + ((*p)[L] == ',');
+    return 1;
+}
+
+/* 1 when an element of spec, a comma-separated list of names or globs
+ * (--include, --exclude, --together), names entry i of in (named name):
+ * cli_name_match, which tries an HDF5 dataset's other hard links too. */
+static int list_match(const na_input_t *in, size_t i, const char *spec, const char *name)
+{
+    char el[1024];
+    for (const char *p = spec; list_next(&p, el, sizeof el);)
+        if (cli_name_match(in, i, name, el))
+            return 1;
+    return 0;
+}
+
+/* Whether entry k (named name) of in is selected by --include and
+ * --exclude (list_match). */
 static int selected(const cli_clean_opts_t *c, const na_input_t *in, size_t k, const char *name)
 {
     int sel = c->n_include == 0;
     for (size_t i = 0; i < c->n_include && !sel; i++)
-        sel = cli_name_match(in, k, name, c->include[i]);
+        sel = list_match(in, k, c->include[i], name);
     for (size_t i = 0; i < c->n_exclude && sel; i++)
-        sel = !cli_name_match(in, k, name, c->exclude[i]);
+        sel = !list_match(in, k, c->exclude[i], name);
     return sel;
 }
 
@@ -310,20 +334,24 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
     return "";
 }
 
-/* One warning per --include/--exclude pattern that names no tensor of the
- * input: a misspelt --exclude would otherwise clean what it meant to keep
- * with no sign of it. A warning, not an error (--together's is exit 2):
- * the same pattern list is often reused across files that differ. */
+/* One warning per element of an --include/--exclude list that names no
+ * tensor of the input: a misspelt --exclude would otherwise clean what it
+ * meant to keep with no sign of it. A warning, not an error (--together's
+ * is exit 2): the same pattern list is often reused across files that
+ * differ. */
 static void warn_unmatched(const char *input, const na_input_t *in, const cli_clean_entry_t *e,
                            size_t n, const char *flag, const char *const *pat, size_t n_pat)
 {
-    for (size_t p = 0; p < n_pat; p++) {
-        int hit = 0;
-        for (size_t i = 0; i < n && !hit; i++)
-            hit = cli_name_match(in, i, e[i].name, pat[p]);
-        if (!hit)
-            cli_warn(input, "%s '%s' matches no tensor%s", flag, pat[p],
-                     unmatched_hint(in, e, n, pat[p]));
+    char el[1024];
+    for (size_t k = 0; k < n_pat; k++) {
+        for (const char *p = pat[k]; list_next(&p, el, sizeof el);) {
+            int hit = 0;
+            for (size_t i = 0; i < n && !hit; i++)
+                hit = cli_name_match(in, i, e[i].name, el);
+            if (!hit)
+                cli_warn(input, "%s '%s' matches no tensor%s", flag, el,
+                         unmatched_hint(in, e, n, el));
+        }
     }
 }
 
@@ -710,13 +738,11 @@ static int constant_copied(crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
     return copy;
 }
 
-static int together_match(const na_input_t *in, size_t i, const char *spec, const char *name);
-
 /* 1 when a --together value names entry i (named name). */
 static int named_together(const crun_t *c, size_t i, const char *name)
 {
     for (size_t g = 0; name && g < c->o->clean.n_together; g++)
-        if (together_match(c->in, i, c->o->clean.together[g], name))
+        if (list_match(c->in, i, c->o->clean.together[g], name))
             return 1;
     return 0;
 }
@@ -747,10 +773,10 @@ static void warn_unused_params(const crun_t *c)
                  n > 3 ? ", ..." : "");
 }
 
-/* Per entry: select, prepare, fit. Returns the exit code so far. */
-static int fit_all(crun_t *c)
+/* The entries, named (for the pattern checks before the fit): 0, or 4
+ * out of memory. */
+static int list_entries(crun_t *c)
 {
-    int rc = 0;
     size_t n = na_input_count(c->in);
     c->r.e = calloc(n ? n : 1, sizeof *c->r.e);
     if (!c->r.e) {
@@ -758,6 +784,21 @@ static int fit_all(crun_t *c)
         return 4;
     }
     c->r.n = n;
+    for (size_t i = 0; i < n; i++) {
+        na_tensor_t t;
+        na_err_t err = {{0}};
+        (void)na_input_tensor(c->in, i, &t, &err); /* an error entry keeps its name */
+        c->r.e[i].name = t.name ? t.name : "";
+    }
+    return 0;
+}
+
+/* Per entry (list_entries made them): select, prepare, fit. Returns the
+ * exit code so far. */
+static int fit_all(crun_t *c)
+{
+    int rc = 0;
+    size_t n = c->r.n;
     for (size_t i = 0; i <= n; i++) {
         /* The input shrank while entry i - 1 was read: it is an error, and
          * the report lists what was looked at (the later entries' bytes
@@ -774,6 +815,7 @@ static int fit_all(crun_t *c)
         na_status_t st = na_input_tensor(c->in, i, &t, &err);
         e->name = t.name;
         e->dtype = t.stored;
+        e->scale0 = t.scale0;
         e->ndim = t.ndim;
         memcpy(e->shape, t.shape, sizeof e->shape);
         if (t.vlen) { /* the dataset's shape: its rows are what --together drops */
@@ -957,21 +999,6 @@ static int fit_all(crun_t *c)
     return rc;
 }
 
-/* 1 when entry i (named name) of in matches an element of the
- * --together value spec, by any of its names (cli_name_match). */
-static int together_match(const na_input_t *in, size_t i, const char *spec, const char *name)
-{
-    char el[1024];
-    for (const char *p = spec; *p;) {
-        size_t L = strcspn(p, ",");
-        snprintf(el, sizeof el, "%.*s", (int)L, p);
-        if (cli_name_match(in, i, name, el))
-            return 1;
-        p += L + (p[L] == ',');
-    }
-    return 0;
-}
-
 /* Fit entry i again with the rows of u (a partner's drops) gone before
  * step 1 (NA_CLEAN_ROW_JOINT); rows it dropped itself last time are left
  * to its own steps, so its report says why. 0, or an exit code. */
@@ -1055,6 +1082,30 @@ static int refuse_run(crun_t *c, const char *fmt, ...)
     return 2;
 }
 
+/* Every element of every --together group must name a tensor: checked
+ * on the names alone, before the fit reads anything (round 37a: a typo
+ * was reported after minutes of fitting). 0, or 2 with c->r.refused set
+ * and no entry listed (none was examined). */
+static int together_names(crun_t *c)
+{
+    const cli_clean_opts_t *co = &c->o->clean;
+    for (size_t g = 0; g < co->n_together; g++) {
+        char el[1024];
+        for (const char *p = co->together[g]; list_next(&p, el, sizeof el);) {
+            int hit = 0;
+            for (size_t i = 0; i < c->r.n && !hit; i++)
+                hit = cli_name_match(c->in, i, c->r.e[i].name, el);
+            if (!hit) {
+                int r = refuse_run(c, "--together: '%s' matches no tensor%s", el,
+                                   unmatched_hint(c->in, c->r.e, c->r.n, el));
+                c->r.n = 0;
+                return r;
+            }
+        }
+    }
+    return 0;
+}
+
 static int join_groups(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
@@ -1067,23 +1118,10 @@ static int join_groups(crun_t *c)
     }
     for (size_t g = 0; g < co->n_together; g++) {
         const char *spec = co->together[g];
-        /* Every element must name something. */
-        char el[1024];
-        for (const char *p = spec; *p;) {
-            size_t L = strcspn(p, ","), hit = 0;
-            snprintf(el, sizeof el, "%.*s", (int)L, p);
-            for (size_t i = 0; i < c->r.n && !hit; i++)
-                hit = cli_name_match(c->in, i, c->r.e[i].name, el);
-            if (!hit) {
-                return refuse_run(c, "--together: '%s' matches no tensor%s", el,
-                                       unmatched_hint(c->in, c->r.e, c->r.n, el));
-            }
-            p += L + (p[L] == ',');
-        }
         size_t first = SIZE_MAX, count = 0;
         for (size_t i = 0; i < c->r.n; i++) {
             cli_clean_entry_t *e = &c->r.e[i];
-            if (!together_match(c->in, i, spec, e->name))
+            if (!list_match(c->in, i, spec, e->name))
                 continue;
             if (c->group[i]) {
                 return refuse_run(c, "--together: '%s' is in two groups ('%s' and '%s')",
@@ -1222,19 +1260,37 @@ static int guard_rails(crun_t *c)
             cli_error(c->r.input, "%s; nothing written", c->r.refused);
             return 1;
         }
-        if (ct->dropped_nf + ct->dropped_out + ct->dropped_joint == 0 ||
-            c->o->clean.allow_misaligned)
+        if (ct->dropped_nf + ct->dropped_out + ct->dropped_joint == 0)
             continue;
+        /* --allow-misaligned says same-length tensors are unrelated, which
+         * those that share a dimension scale are not (round 37b: a
+         * netCDF-4 variable shortened without its dimension is a file
+         * netCDF cannot read) */
+        int allow = c->o->clean.allow_misaligned;
         /* every tensor it would misalign, in one line (round 31b: one
          * per run took four runs to get --together right) */
         const cli_clean_entry_t *p[3] = {NULL, NULL, NULL};
-        size_t np = 0;
+        const cli_clean_entry_t *shorter = NULL; /* on its scale, another length */
+        size_t np = 0, nrel = 0;
         for (size_t j = 0; j < c->r.n; j++) {
             const cli_clean_entry_t *o2 = &c->r.e[j];
-            if (j == i || o2->ndim < 1 || o2->shape[0] != ct->rows || e->ndim < 1)
+            if (j == i || o2->ndim < 1 || e->ndim < 1)
+                continue;
+            /* Dimension scales say which tensors share axis 0, whatever
+             * their lengths: a netCDF variable on an unlimited dimension
+             * may hold fewer records than it (round 38a: --together
+             * /A,/time shifted /B's 25 of 30 records by one step), and
+             * tensors on two scales of one length are unrelated (round
+             * 38a: tas(time) was refused beside plev(lev)). */
+            int related = e->scale0 && e->scale0 == o2->scale0;
+            int apart = e->scale0 && o2->scale0 && e->scale0 != o2->scale0;
+            if (!related && (allow || apart || o2->shape[0] != ct->rows))
                 continue;
             if (c->group && c->group[i] && c->group[i] == c->group[j])
                 continue; /* dropped jointly by join_groups */
+            if (o2->shape[0] != ct->rows && !shorter)
+                shorter = o2;
+            nrel += related;
             if (np < 3)
                 p[np] = o2;
             np++;
@@ -1252,17 +1308,33 @@ static int guard_rails(crun_t *c)
             }
             if (np > 3)
                 snprintf(more, sizeof more, " and %zu more", np - 3);
-            if (fixed) /* --together would refuse it */
+            if (shorter) /* --together would refuse it: not the same length */
+                snprintf(hint, sizeof hint, "; '%.150s' has %llu rows on that dimension, so no "
+                         "sample can go without shifting it (--nonfinite zero or mean, "
+                         "--outliers clip keep every row)", shorter->name,
+                         (unsigned long long)shorter->shape[0]);
+            else if (nrel == np) /* all on its dimension scale */
+                snprintf(hint, sizeof hint, "; %s its HDF5 dimension scale (a netCDF "
+                         "dimension), which --allow-misaligned does not cover: --together to "
+                         "drop from %s", np == 1 ? "it shares" : "they share",
+                         np == 1 ? "both" : "all");
+            else if (fixed) /* --together would refuse it */
                 snprintf(hint, sizeof hint, ", %s%.150s%s clean copies unchanged (%.300s); use "
                          "--allow-misaligned if they are unrelated", np == 1 ? "which" : "'",
                          np == 1 ? "" : fixed->name, np == 1 ? "" : "'", fixed->reason);
             else
                 snprintf(hint, sizeof hint, "; use --allow-misaligned if they are unrelated, "
                          "--together to drop from %s", np == 1 ? "both" : "all");
+            char rows[120];
+            if (shorter)
+                snprintf(rows, sizeof rows, "(%s on its HDF5 dimension scale, a netCDF dimension)",
+                         np == 1 ? "both" : "all");
+            else
+                snprintf(rows, sizeof rows, "(%s %llu rows)", np == 1 ? "both have" : "all have",
+                         (unsigned long long)ct->rows);
             return refuse_run(c, "dropping %llu sample%s from '%s' would misalign it with %s%s "
-                              "(%s %llu rows)%s", (unsigned long long)nd, nd == 1 ? "" : "s",
-                              e->name, names, more, np == 1 ? "both have" : "all have",
-                              (unsigned long long)ct->rows, hint);
+                              "%s%s", (unsigned long long)nd, nd == 1 ? "" : "s", e->name, names,
+                              more, rows, hint);
         }
     }
     return 0;
@@ -2074,6 +2146,10 @@ int cli_clean(const cli_opts_t *o)
     }
     c.r.format = na_input_format(c.in);
     cli_warn_out_format(c.r.output, c.r.format);
+    if (!strcmp(c.r.format, "raw") && c.r.output &&
+        (o->open.raw_offset > 0 || o->open.raw_length != NA_RAW_TO_EOF))
+        cli_warn(c.r.output, "holds only the data: any bytes of the input before --offset or after "
+                 "--length are not copied");
     if (!o->clean.dry_run && !na_writer_for(c.r.format)) {
         snprintf(c.r.error, sizeof c.r.error, "clean cannot write %s files yet (safetensors, "
                  "raw, HDF5, NumPy .npy/.npz and PyTorch only; --dry-run reports what it "
@@ -2095,14 +2171,20 @@ int cli_clean(const cli_opts_t *o)
     if (!o->clean.dry_run) /* a dry run reports no hash */
         c.sha = na_sha256_file_start(c.r.input);
     c.params_used = c.params ? json_object() : NULL;
-    rc = fit_all(&c);
-    if (rc >= 2)
+    rc = list_entries(&c);
+    if (rc)
         return finish(&c, rc);
-    warn_unused_params(&c);
+    rc = together_names(&c);
+    if (rc)
+        return finish(&c, rc);
     warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--include", o->clean.include,
                    o->clean.n_include);
     warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--exclude", o->clean.exclude,
                    o->clean.n_exclude);
+    rc = fit_all(&c);
+    if (rc >= 2)
+        return finish(&c, rc);
+    warn_unused_params(&c);
     int jg = join_groups(&c);
     if (jg)
         return finish(&c, jg);

@@ -176,25 +176,33 @@ static int add_glob(cli_opts_t *o, const char ***v, size_t *cnt, const char *a, 
     return 0;
 }
 
-int cli_set_include(cli_opts_t *o, const char *a, const char *n)
-{
-    return add_glob(o, &o->clean.include, &o->clean.n_include, a, n);
-}
-
-int cli_set_exclude(cli_opts_t *o, const char *a, const char *n)
-{
-    return add_glob(o, &o->clean.exclude, &o->clean.n_exclude, a, n);
-}
-
-/* --together NAME,NAME..: one group per occurrence; each element is a
- * name or a glob (fnmatch). Empty elements are refused here; elements
- * that match nothing are refused once the input is open (cli/clean.c). */
-int cli_set_together(cli_opts_t *o, const char *a, const char *n)
+/* A comma-separated list of names or globs (fnmatch) into v: empty
+ * elements are refused. --include and --exclude take lists as --together
+ * does (round 38a: '--include /a,/b' matched nothing and cleaned nothing,
+ * exit 0). */
+static int add_list(cli_opts_t *o, const char ***v, size_t *cnt, const char *a, const char *n)
 {
     size_t L = strlen(a);
     if (!L || a[0] == ',' || a[L - 1] == ',' || strstr(a, ",,"))
         return BAD(o, n, a, "a comma-separated list of tensor names or globs");
-    return add_glob(o, &o->clean.together, &o->clean.n_together, a, n);
+    return add_glob(o, v, cnt, a, n);
+}
+
+int cli_set_include(cli_opts_t *o, const char *a, const char *n)
+{
+    return add_list(o, &o->clean.include, &o->clean.n_include, a, n);
+}
+
+int cli_set_exclude(cli_opts_t *o, const char *a, const char *n)
+{
+    return add_list(o, &o->clean.exclude, &o->clean.n_exclude, a, n);
+}
+
+/* --together NAME,NAME..: one group per occurrence (add_list); elements
+ * that match nothing are refused once the input is open (cli/clean.c). */
+int cli_set_together(cli_opts_t *o, const char *a, const char *n)
+{
+    return add_list(o, &o->clean.together, &o->clean.n_together, a, n);
 }
 
 const char cli_clean_help_head[] =

@@ -37,6 +37,8 @@ typedef struct cli_clean_entry {
                             * only its rows (na_clean_rows_prepare), it stays
                             * copied ("copied", not cleaned) without the
                             * samples its partners drop */
+    uint64_t scale0;       /* na_tensor_t.scale0: entries with the same
+                            * non-zero value share a dimension scale */
     na_clean_tensor_t ct;
     size_t n_warn;
     char warn[CLI_CLEAN_MAX_WARN][256];

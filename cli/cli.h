@@ -185,7 +185,8 @@ int cli_cannot_write(const char *path, char *dir);
 int cli_check_dash(int cmd, const char *path, const char *flag, const char *hint);
 /* clean writes the input's format (format: na_input_format's name) under
  * any name: one warning line when OUT's extension names another format
- * (.safetensors, .npy, .npz, .h5/.hdf5/.nc), none otherwise. */
+ * (.safetensors, .npy, .npz, .h5/.hdf5/.nc), one when it is .gz (clean
+ * writes no compression), none otherwise. */
 void cli_warn_out_format(const char *out, const char *format);
 
 /* names.c: 1 when glob pat (fnmatch(3), no flags) matches tensor i of

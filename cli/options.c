@@ -299,10 +299,11 @@ static const cli_option_t opts[] = {
      "--normalize); .npy and .npz have no BF16 (exit 2)"},
     {"force", 0, NULL, C, cli_set_force, "overwrite an existing output file"},
     {"include", 0, "GLOB", C, cli_set_include,
-     "clean only tensors whose name matches GLOB (repeatable; an HDF5 dataset by any "
-     "of its hard-link paths); others are copied"},
+     "clean only tensors whose name matches GLOB (comma-separated list, repeatable; an "
+     "HDF5 dataset by any of its hard-link paths); others are copied"},
     {"exclude", 0, "GLOB", C, cli_set_exclude,
-     "do not clean tensors matching GLOB (repeatable); they are copied"},
+     "do not clean tensors matching GLOB (comma-separated list, repeatable); they are "
+     "copied"},
     {"no-fsync", 0, NULL, C, cli_set_no_fsync,
      "skip fsync of the output and its directory (faster; after a power loss the renamed "
      "file may be empty or partial)"},
@@ -313,7 +314,8 @@ static const cli_option_t opts[] = {
      ".npz strings) only loses those samples"},
     {"allow-misaligned", 0, NULL, C, cli_set_allow_misaligned,
      "allow dropping samples from a tensor when another tensor has the same number of "
-     "rows (refused by default: it would misalign them)"},
+     "rows (refused by default: it would misalign them), except one on the same HDF5 "
+     "dimension scale (a netCDF dimension)"},
     {"max-locations", 0, "N", S | C, set_max_locations,
      "report the first N row-major indices of NaN, Inf and outliers per tensor (0 to "
      "1000000; default 5)"},

@@ -139,6 +139,9 @@ void cli_warn_out_format(const char *out, const char *format)
     if (named && is)
         cli_warn(out, "named like %s, but clean writes the input's format: this is %s",
                  named, is);
+    /* gzip raw input is read inflated; clean writes no gzip (round 37b) */
+    if (n > 3 && !strcasecmp(out + n - 3, ".gz"))
+        cli_warn(out, "named like a gzip file, but clean writes it uncompressed");
 }
 
 /* Why an existing, non-empty regular file at path is data ("holds

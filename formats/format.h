@@ -157,6 +157,9 @@ const char *na_hdf5_detail(const na_input_t *in, size_t i);
 /* ... of region references (H5T_STD_REF_DSETREG), which clean's copy
  * writes as NULL (hdf5_wchild.c translate): its report warns. */
 #define NA_HDF5_REASON_REGREFS "region references"
+/* The skip reason of the dimension scale netCDF-4 writes for a dimension
+ * without a coordinate variable (na_h5_nc_dim_only). */
+#define NA_HDF5_REASON_NC_DIM "a netCDF dimension, not a variable"
 size_t na_hdf5_aliases(const na_input_t *in, size_t i, const char *const **names,
                        uint64_t *more);
 

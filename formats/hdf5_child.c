@@ -414,6 +414,8 @@ typedef struct c_ds {
     uint32_t packed;        /* has an attribute na_h5_packing_attr names */
     uint32_t dim_scale;     /* na_h5_is_dim_scale */
     int uns;                /* na_h5_unsigned_view: signed integers read as unsigned */
+    int nc_dim;             /* a netCDF dimension without a variable */
+    uint64_t scale0;        /* na_tensor_t.scale0 */
     int filter_missing;     /* a filter is not available */
     char filter_msg[300];
     char detail[600];
@@ -590,12 +592,74 @@ static void ds_layout(hid_t dset, hid_t dcpl, c_ds_t *d)
  * values) is honoured for its first element only, with a note saying so. */
 static void ds_nc_default_fill(hid_t dset, hid_t ft, c_ds_t *d);
 
+/* na_tensor_t.scale0 of dataset dset (dim_scale: it is a dimension
+ * scale): the address + 1 of the first scale its DIMENSION_LIST attribute
+ * (HDF5 Dimension Scale Specification 1.0, section 4.2: one variable-length
+ * list of object references per dimension) attaches to dimension 0, or
+ * its own when it is a scale; 0 when none or unreadable. */
+static uint64_t ds_scale0(hid_t dset, int dim_scale)
+{
+    H5O_info_t oi;
+    uint64_t r = 0;
+    if (dim_scale) {
+        if (H5Oget_info2(dset, &oi, H5O_INFO_BASIC) >= 0)
+            r = (uint64_t)oi.addr + 1;
+        H5Eclear2(H5E_DEFAULT);
+        return r;
+    }
+    if (H5Aexists(dset, "DIMENSION_LIST") <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    hid_t a = H5Aopen(dset, "DIMENSION_LIST", H5P_DEFAULT);
+    hid_t at = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+    hid_t mt = H5Tvlen_create(H5T_STD_REF_OBJ);
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    hvl_t v[H5S_MAX_RANK];
+    if (at >= 0 && mt >= 0 && H5Tget_class(at) == H5T_VLEN && np >= 1 && np <= H5S_MAX_RANK &&
+        H5Aread(a, mt, v) >= 0) {
+        if (v[0].len >= 1 && v[0].p != NULL) {
+            hobj_ref_t ref;
+            memcpy(&ref, v[0].p, sizeof ref);
+            hid_t o = H5Rdereference2(dset, H5P_DEFAULT, H5R_OBJECT, &ref);
+            if (o >= 0 && H5Oget_info2(o, &oi, H5O_INFO_BASIC) >= 0 &&
+                oi.type == H5O_TYPE_DATASET)
+                r = (uint64_t)oi.addr + 1;
+            if (o >= 0)
+                H5Oclose(o);
+        }
+        H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, v);
+    }
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (at >= 0)
+        H5Tclose(at);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    return r;
+}
+
+/* 1 when integral m lies in the range of integer type ft, read as
+ * unsigned when uns (na_h5_unsigned_view). */
+static int int_fits(hid_t ft, int uns, double m)
+{
+    int bits = 8 * (int)H5Tget_size(ft);
+    if (uns || H5Tget_sign(ft) != H5T_SGN_2)
+        return m >= 0 && m < ldexp(1.0, bits);
+    return m >= -ldexp(1.0, bits - 1) && m < ldexp(1.0, bits - 1);
+}
+
 static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
 {
     static const char *names[2] = {"_FillValue", "missing_value"};
     d->packed = (uint32_t)na_h5_has_packing(dset);
     d->dim_scale = (uint32_t)na_h5_is_dim_scale(dset);
     d->uns = na_h5_unsigned_view(dset);
+    d->nc_dim = d->dim_scale && na_h5_nc_dim_only(dset);
+    d->scale0 = ds_scale0(dset, (int)d->dim_scale);
     if (d->uns)
         cat(d->detail, sizeof d->detail, " _Unsigned");
     H5T_class_t fcl = H5Tget_class(ft);
@@ -615,6 +679,9 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
         hid_t at = H5Aget_type(a), as = H5Aget_space(a);
         H5T_class_t cl = at >= 0 ? H5Tget_class(at) : H5T_NO_CLASS;
         hssize_t np = as >= 0 ? H5Sget_simple_extent_npoints(as) : -1;
+        if (cl == H5T_STRING && (fcl == H5T_INTEGER || fcl == H5T_FLOAT))
+            c_note(c, "%s: %s is a string, not a number of the dataset's type: ignored (as "
+                   "netCDF4-python does)", d->path, names[k]);
         if ((cl == H5T_INTEGER || cl == H5T_FLOAT) && np >= 1 && np <= 64) {
             double v[64];
             /* A 64-bit integer dataset's markers also as its integers:
@@ -630,7 +697,8 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                  * several) takes a marker slot, _FillValue first; equal
                  * values share one; what does not fit is said in a note. */
                 long long left = 0;
-                int inexact = 0; /* the first marker its cast moved, + 1 */
+                int inexact = 0; /* the first netCDF4-python ignores, + 1 */
+                double inexact_m = 0;
                 for (hssize_t j = 0; j < np; j++) {
                     double m = v[j];
                     /* In place: 8 bytes hold any element of at most 8 bytes. */
@@ -641,14 +709,16 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                      * not the largest value. 1/8 is wider than any float
                      * type's rounding (F8_E4M3: 1/16) and narrower than a
                      * saturation. */
-                    if (cast && isfinite(m) &&
-                        H5Tconvert(H5T_NATIVE_DOUBLE, ft, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
-                        H5Tconvert(ft, H5T_NATIVE_DOUBLE, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
-                        (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1)) {
-                        if (u.d != m && !inexact)
-                            inexact = (int)j + 1;
+                    int conv = cast && isfinite(m) &&
+                               H5Tconvert(H5T_NATIVE_DOUBLE, ft, 1, u.b, NULL, H5P_DEFAULT) >= 0 &&
+                               H5Tconvert(ft, H5T_NATIVE_DOUBLE, 1, u.b, NULL, H5P_DEFAULT) >= 0;
+                    /* netCDF4-python uses a marker only when its cast to
+                     * the stored type is exact (_check_safecast; NaN and
+                     * Inf are exact in a float type) */
+                    int safe = conv ? u.d == m : fcl == H5T_FLOAT && !isfinite(m);
+                    if (conv &&
+                        (fcl == H5T_FLOAT ? fabs(u.d - m) <= fabs(m) / 8 : fabs(u.d - m) < 1))
                         m = u.d;
-                    }
                     /* the integer is the marker when it rounds to m (not
                      * when libhdf5 saturated it, or m is no integer) */
                     int exact = wide && (sgn ? (double)(int64_t)iv[j] : (double)iv[j]) == m;
@@ -657,6 +727,13 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                      * views _FillValue and missing_value so) */
                     if (d->uns && isfinite(m) && m < 0 && m == nearbyint(m))
                         m += ldexp(1.0, 8 * (int)H5Tget_size(ft));
+                    /* one that netCDF4-python ignores but that can match
+                     * values here is said (a note below) */
+                    if (cast && !safe && !inexact && isfinite(m) &&
+                        (fcl == H5T_FLOAT || (m == nearbyint(m) && int_fits(ft, d->uns, m)))) {
+                        inexact = (int)j + 1;
+                        inexact_m = m;
+                    }
                     /* equal markers share a slot; exact ones only when
                      * their integers are equal (NC_FILL_INT64 and
                      * INT64_MIN are one double: the second was dropped
@@ -677,16 +754,24 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
                         d->missing_exact |= 1u << d->n_missing;
                     }
                     d->missing[d->n_missing++] = m;
-                    cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], m);
+                    if (exact && sgn && !d->uns) /* the integer, not its double (round 38a) */
+                        cat(d->detail, sizeof d->detail, " %s=%lld", names[k],
+                            (long long)(int64_t)iv[j]);
+                    else if (exact)
+                        cat(d->detail, sizeof d->detail, " %s=%llu", names[k],
+                            (unsigned long long)iv[j]);
+                    else
+                        cat(d->detail, sizeof d->detail, " %s=%.17g", names[k], m);
                 }
                 /* netCDF4-python 1.7 ignores such an attribute (its
                  * _check_safecast); the cells its writer meant are
                  * counted here, and the difference is said */
-                char num[40];
+                char num[40], num2[40];
                 if (inexact)
-                    c_note(c, "%s: %s %s is not a value of the dataset's type: the nearest "
-                           "one is the marker (netCDF4-python ignores this attribute)",
-                           d->path, names[k], na_fmt_num(num, sizeof num, v[inexact - 1]));
+                    c_note(c, "%s: %s %s is not exactly a value of the stored type: "
+                           "netCDF4-python ignores this attribute, nanaudit takes %s as the marker",
+                           d->path, names[k], na_fmt_num(num, sizeof num, v[inexact - 1]),
+                           na_fmt_num(num2, sizeof num2, inexact_m));
                 if (left)
                     c_note(c, "%s: %s: %lld value%s beyond the %zu markers honoured (_FillValue "
                            "and missing_value together) ignored", d->path, names[k], left,
@@ -771,7 +856,14 @@ static void ds_nc_default_fill(hid_t dset, hid_t ft, c_ds_t *d)
         d->missing_exact |= 1u << d->n_missing;
     }
     d->missing[d->n_missing++] = m;
-    cat(d->detail, sizeof d->detail, " _FillValue=%.17g(netCDF default)", m);
+    if (wide && sgn)
+        cat(d->detail, sizeof d->detail, " _FillValue=%lld(netCDF default)",
+            (long long)(int64_t)wi);
+    else if (wide)
+        cat(d->detail, sizeof d->detail, " _FillValue=%llu(netCDF default)",
+            (unsigned long long)wi);
+    else
+        cat(d->detail, sizeof d->detail, " _FillValue=%.17g(netCDF default)", m);
 }
 
 /* Shape of dataspace sp (consumed) into d; -1 with why set on failure. */
@@ -869,6 +961,7 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     memcpy(o.e.missing_int, d->missing_int, sizeof o.e.missing_int);
     o.e.packed = d->packed;
     o.e.dim_scale = d->dim_scale;
+    o.e.scale0 = w->depth == 0 && d->attr == NULL ? d->scale0 : 0;
     memcpy(o.e.missing, d->missing, sizeof o.e.missing);
     snprintf(o.detail, sizeof o.detail, "%s", d->detail);
     snprintf(o.reason, sizeof o.reason, "%s", ty->reason);
@@ -907,6 +1000,11 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
                  "audit by reading (limit %llu elements)",
                  (unsigned long long)o.e.elements, (unsigned long long)d->storage,
                  (unsigned long long)NA_H5_MAX_READ_ELEMS);
+    } else if (ty->kind == H5P_K_TENSOR && w->depth == 0 && d->nc_dim && d->attr == NULL) {
+        /* no variable for netCDF readers: listed as skipped, copied by
+         * clean (its rows follow a --together that names it) */
+        o.e.kind = H5P_K_SKIP;
+        snprintf(o.reason, sizeof o.reason, "%s", NA_HDF5_REASON_NC_DIM);
     } else if (ty->kind == H5P_K_ERROR) {
         o.e.status = NA_E_UNSUPPORTED;
     }

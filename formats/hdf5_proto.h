@@ -143,6 +143,7 @@ typedef struct h5p_entry {
                                   * (sequences), the values are measured
                                   * by H5P_VLEN */
     uint32_t missing_exact;      /* na_tensor_t.missing_exact */
+    uint64_t scale0;             /* na_tensor_t.scale0 */
 } h5p_entry_t;
 
 typedef struct h5p_read {

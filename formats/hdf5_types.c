@@ -370,9 +370,10 @@ int na_h5_has_packing(hid_t obj)
     return has;
 }
 
-/* 1 when obj's attribute name is one string (fixed-length or variable)
- * equal to want or, when want2 is not NULL, to want2; errors read as 0. */
-static int str_attr_is(hid_t obj, const char *name, const char *want, const char *want2)
+/* 1 with v (cap bytes, NUL-terminated, cut to fit) set to obj's
+ * attribute name when it is one string, fixed-length or variable; else
+ * (errors too) 0. */
+static int str_attr_read(hid_t obj, const char *name, char *out, size_t cap)
 {
     int is = 0;
     if (H5Aexists(obj, name) > 0) {
@@ -385,14 +386,18 @@ static int str_attr_is(hid_t obj, const char *name, const char *want, const char
             if (H5Tis_variable_str(ft) > 0) {
                 char *v = NULL;
                 if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0) {
-                    is = v != NULL && (!strcmp(v, want) || (want2 && !strcmp(v, want2)));
+                    is = v != NULL;
+                    if (is)
+                        snprintf(out, cap, "%s", v);
                     H5free_memory(v);
                 }
-            } else if (H5Tget_size(ft) < 64) {
-                char v[64] = {0};
+            } else if (H5Tget_size(ft) < 128) {
+                char v[128] = {0};
                 if (mt >= 0 && H5Tset_size(mt, sizeof v) >= 0 &&
-                    H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 && H5Aread(a, mt, v) >= 0)
-                    is = !strcmp(v, want) || (want2 && !strcmp(v, want2));
+                    H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 && H5Aread(a, mt, v) >= 0) {
+                    is = 1;
+                    snprintf(out, cap, "%s", v);
+                }
             }
             if (mt >= 0)
                 H5Tclose(mt);
@@ -406,6 +411,25 @@ static int str_attr_is(hid_t obj, const char *name, const char *want, const char
     }
     H5Eclear2(H5E_DEFAULT);
     return is;
+}
+
+/* 1 when obj's attribute name is one string equal to want or, when want2
+ * is not NULL, to want2; errors read as 0. */
+static int str_attr_is(hid_t obj, const char *name, const char *want, const char *want2)
+{
+    char v[128];
+    return str_attr_read(obj, name, v, sizeof v) &&
+           (!strcmp(v, want) || (want2 && !strcmp(v, want2)));
+}
+
+int na_h5_nc_dim_only(hid_t dset)
+{
+    /* netCDF-C's DIM_WITHOUT_VARIABLE (libhdf5/hdf5internal.h): the NAME
+     * of the dimension scale it writes for a dimension that has no
+     * coordinate variable, followed by the length */
+    static const char want[] = "This is a netCDF dimension but not a netCDF variable.";
+    char v[128];
+    return str_attr_read(dset, "NAME", v, sizeof v) && !strncmp(v, want, sizeof want - 1);
 }
 
 int na_h5_is_dim_scale(hid_t dset)

@@ -95,6 +95,11 @@ int na_h5_is_dim_scale(hid_t dset);
  * of the same bits, as netCDF4-python and xarray read them (the file type
  * stays signed; clean writes the same bits back). Errors read as 0. */
 int na_h5_unsigned_view(hid_t dset);
+/* 1 when dataset dset is the dimension scale netCDF-4 writes for a
+ * dimension that has no coordinate variable (its NAME attribute starts
+ * "This is a netCDF dimension but not a netCDF variable."): netCDF
+ * readers list no such variable. Errors read as 0. */
+int na_h5_nc_dim_only(hid_t dset);
 
 #endif /* NA_HAVE_HDF5 */
 #endif /* NA_HDF5_TYPES_H */

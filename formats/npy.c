@@ -583,6 +583,12 @@ na_status_t na_npy_parse_header(const uint8_t *buf, size_t n, na_npy_header_t *h
         return na_err_set(err, NA_E_FORMAT, "truncated .npy header: %llu bytes announced, the "
                           "file has %zu", (unsigned long long)hl, n - 8 - lenbytes);
     const uint8_t *txt = buf + 8 + lenbytes;
+    /* a 3.0 header is UTF-8, which numpy decodes strictly (np.load raises
+     * UnicodeDecodeError; round 37b: one with 0xff 0xfe was read) */
+    for (size_t i = 0, len; h->major >= 3 && i < hl; i += len)
+        if ((len = na_utf8_seq_len(txt + i, hl - i)) == 0)
+            return na_err_set(err, NA_E_FORMAT, "format 3.0 header is not valid UTF-8 (byte %zu "
+                              "of the header: 0x%02x)", i, txt[i]);
     char *copy = malloc(2 * hl + 1);
     if (copy == NULL)
         return na_err_set(err, NA_E_NOMEM, "out of memory");

@@ -166,7 +166,7 @@ const char *na_kind_of_file_str(na_kind_of_file_t k)
     case NA_FILE_JSON: return "JSON";
     case NA_FILE_INDEX: return "sharded-checkpoint index";
     case NA_FILE_GIT_LFS: return "Git LFS pointer";
-    case NA_FILE_NETCDF3: return "netCDF-3 classic";
+    case NA_FILE_NETCDF3: return "netCDF-3";
     case NA_FILE_EMPTY: return "empty file";
     case NA_FILE_RAW: return "raw";
     case NA_FILE_NPY: return "NumPy .npy";
@@ -260,7 +260,9 @@ static na_status_t refine_json(int fd, uint64_t size, na_kind_of_file_t *kind, n
 /* ZIP -> TORCH / NPZ by member names. A zip minizip cannot read is
  * still classified by the first local header's name, so that a damaged
  * checkpoint gets the zip reader's precise error instead of "not
- * supported". */
+ * supported"; without one (a cut inside the first header: round 37b, a
+ * 10-byte .npz said "no .npy member") the .npz reader says why the
+ * archive cannot be read. */
 static na_kind_of_file_t refine_zip(int fd, uint64_t size, const uint8_t *head, size_t n)
 {
     na_zip_t *z = NULL;
@@ -270,7 +272,7 @@ static na_kind_of_file_t refine_zip(int fd, uint64_t size, const uint8_t *head, 
         k = na_zip_classify(z);
     else if (memmem(head, n, "/data.pkl", 9) != NULL)
         k = NA_FILE_TORCH;
-    else if (memmem(head, n, ".npy", 4) != NULL)
+    else
         k = NA_FILE_NPZ;
     na_zip_close(z); /* closes fd2; when open failed, it closed it too */
     return k;
@@ -391,7 +393,9 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
                           "HDF5 file, but this nanaudit was built without HDF5");
 #endif
     case NA_FILE_NETCDF3:
-        return na_err_set(err, NA_E_UNSUPPORTED, "netCDF-3 classic, not supported");
+        return na_err_set(err, NA_E_UNSUPPORTED, "netCDF-3 (classic, 64-bit offset or CDF-5), "
+                          "not supported; nccopy -k nc4 IN OUT writes a netCDF-4 copy, which is "
+                          "read");
     case NA_FILE_GGUF:
         return na_err_set(err, NA_E_UNSUPPORTED, "GGUF model file (llama.cpp): not supported yet "
                           "(a GGUF reader is planned); its tensors are not audited");

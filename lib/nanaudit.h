@@ -236,6 +236,12 @@ typedef struct na_tensor {
      * a netCDF-4 coordinate variable such as /time or /lat): coordinates,
      * not data, which clean copies unless --include names them. */
     int dim_scale;
+    /* Not 0: the HDF5 dimension scale along axis 0 (the object address of
+     * the first scale the dataset's DIMENSION_LIST attaches to dimension
+     * 0, or a dimension scale's own, plus 1): tensors with the same value
+     * share that dimension (a netCDF-4 variable and its time axis), and
+     * clean never lets them lose different samples. 0 elsewhere. */
+    uint64_t scale0;
     /* Not 0: one of the tensors a reader makes of one stored array
      * (formats/npy.c, for .npy and .npz): NA_PART_FIELD, a field of a
      * structured array ("NAME.x"); NA_PART_COMPLEX, the real or imaginary

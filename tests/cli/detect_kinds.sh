@@ -34,7 +34,7 @@ expect_kind "$D/unknown.bin" "unrecognised content (not safetensors, HDF5, NumPy
 expect_kind "$D/config.json" 'JSON file without a "weight_map" (not a sharded-checkpoint index)'
 expect_kind "$D/json-brace-at-8.json" 'JSON file without a "weight_map"'
 expect_kind "$D/gzip-no-dtype.bin.gz" "gzip-compressed file: give --dtype to audit it as raw data"
-expect_kind "$R/netcdf/nc4py-ubyte-netcdf3.nc" "netCDF-3 classic, not supported"
+expect_kind "$R/netcdf/nc4py-ubyte-netcdf3.nc" "netCDF-3 (classic, 64-bit offset or CDF-5), not supported"
 # HDF5 at offset 1024 (after a user block): audited when built with HDF5
 # (issue 3), else refused with a message
 rc=0

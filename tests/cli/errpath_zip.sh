@@ -17,6 +17,7 @@ with zipfile.ZipFile(bio, "w") as z:
 raw = bytearray(bio.getvalue())
 e = raw.rfind(b"PK\x05\x06"); c = raw.find(b"PK\x01\x02")
 open(f"{T}/noeocd.npz", "wb").write(raw[:e])
+open(f"{T}/cut10.npz", "wb").write(raw[:10])   # inside the first header (round 37b)
 r = bytearray(raw); struct.pack_into("<HH", r, e + 8, 60000, 60000)
 open(f"{T}/many.npz", "wb").write(r)
 r = bytearray(raw); n = len(arr)
@@ -78,6 +79,7 @@ bad() { # FILE PROBLEM
     [ ! -e "$T/out-$1" ] || fail "clean wrote out-$1"
 }
 bad noeocd.npz "not a readable zip archive (no valid end of central directory record)"
+bad cut10.npz "not a readable zip archive (no valid end of central directory record)"
 bad many.npz "zip: 60000 members cannot fit in a file of $(cat "$T/size") bytes"
 bad csize.npz "zip: stored member 'a.npy' has compressed size 168 but size 176"
 bad count1.npz "zip: the end of central directory record counts 1 member but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"

@@ -85,7 +85,7 @@ done
 
 # netCDF-3 classic
 expect_exit 3 "$NANAUDIT" scan "$R/netcdf/ncc-ref_nctest_classic-netcdf3.nc"
-expect_stderr_contains "netCDF-3 classic, not supported"
+expect_stderr_contains "netCDF-3 (classic, 64-bit offset or CDF-5), not supported"
 
 # usage errors, before any input is opened
 expect_exit 2 "$NANAUDIT" scan --missing maybe "$OK_FILE"

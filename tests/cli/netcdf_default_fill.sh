@@ -43,7 +43,7 @@ for n, (masked, mx) in want.items():
 PY
 expect_exit 0 "$NANAUDIT" info d.nc
 expect_stdout_contains "fill=9.969209968386869e+36 _FillValue=9.969209968386869e+36(netCDF default)"
-expect_stdout_contains "fill=-9.2233720368547758e+18 _FillValue=-9.2233720368547758e+18(netCDF default)"
+expect_stdout_contains "fill=-9.2233720368547758e+18 _FillValue=-9223372036854775806(netCDF default)"
 expect_exit 0 "$NANAUDIT" scan --format json h.h5
 expect_json "$T/stdout" 'j["files"][0]["tensors"][0]["missing"]' 0
 expect_json "$T/stdout" 'j["files"][0]["tensors"][0]["max"]' 9.969209968386869e+36

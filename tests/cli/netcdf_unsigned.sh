@@ -20,7 +20,8 @@ rng = np.random.default_rng(5)
 ds = netCDF4.Dataset("u.nc", "w")
 ds.createDimension("t", 300); ds.createDimension("x", 3)
 for n, t, fill, flag in (("b", "i1", -1, "true"), ("s", "i2", None, "True"), ("i", "i4", -2, "true"),
-                         ("q", "i8", None, "true"), ("n", "i1", None, "false")):
+                         ("q", "i8", None, "true"), ("w", "i8", -7, "true"),
+                         ("n", "i1", None, "false")):
     v = ds.createVariable(n, t, ("t", "x"), fill_value=None if fill is None else np.array(fill, t))
     v._Unsigned = flag
     v.set_auto_maskandscale(False)
@@ -56,9 +57,31 @@ for n, w in want.items():
     assert t["min"] == w["min"] and t["max"] == w["max"], (n, t["min"], t["max"], w)
     assert abs(t["mean"] - w["mean"]) <= 1e-12 * abs(w["mean"]), (n, t["mean"], w["mean"])
 PY
+# a marker the stored (signed) type cannot hold: netCDF4-python ignores
+# it (an unsafe cast), nanaudit counts the unsigned values equal to it,
+# and says so (round 38a: no note)
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np
+ds = netCDF4.Dataset("mv.nc", "w"); ds.createDimension("t", 4)
+v = ds.createVariable("us", "i2", ("t",)); v._Unsigned = "true"; v.missing_value = np.float32(65000)
+v.set_auto_maskandscale(False); v[:] = np.array([65000, 1, 2, 40000], "u2").view("i2")
+ds.close()' || fail "mv.nc"
+expect_exit 0 "$NANAUDIT" scan mv.nc
+expect_stdout_contains "note: /us: missing_value 65000 is not exactly a value of the stored type: netCDF4-python ignores this attribute, nanaudit takes 65000 as the marker"
 expect_exit 0 "$NANAUDIT" info u.nc
 expect_stdout_contains "fill=-1 _Unsigned _FillValue=255"
 expect_stdout_contains "fill=-2 _Unsigned _FillValue=4294967294"
+# a 64-bit marker as its integer, not a rounded double (round 38a)
+expect_stdout_contains "_Unsigned _FillValue=18446744073709551609"
+# a marker stored as a string is ignored, as netCDF4-python ignores it: said
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np
+ds = netCDF4.Dataset("s.nc", "w"); ds.createDimension("t", 3)
+v = ds.createVariable("v", "f4", ("t",)); v.setncattr_string("missing_value", "-9999")
+v[:] = np.array([-9999, 1, 2], "f4"); ds.close()' || fail "s.nc"
+expect_exit 0 "$NANAUDIT" scan s.nc
+expect_stdout_contains "note: /v: missing_value is a string, not a number of the dataset's type: ignored (as netCDF4-python does)"
+expect_stdout_contains "-9999"
 
 # clean in the unsigned view: clipped values as numpy computes them, the
 # same signed type and _Unsigned in the output

@@ -35,6 +35,18 @@ expect_stdout_contains "FAIL r.ü: 1 NaN value (first at [1])"
 expect_exit 0 "$N" scan b.npz
 expect_stdout_contains "ü "
 
+# a 3.0 header must be UTF-8, which numpy decodes strictly (round 37b:
+# one holding 0xff 0xfe was read); one line, exit 3
+"$NA_PYTHON" -c '
+import struct
+h = b"{\x27descr\x27: [(\x27\xff\xfe\x27, \x27<f4\x27)], \x27fortran_order\x27: False, \x27shape\x27: (2,), }"
+h += b" " * ((64 - (12 + len(h) + 1) % 64) % 64) + b"\n"
+open("bad3.npy", "wb").write(b"\x93NUMPY\x03\x00" + struct.pack("<I", len(h)) + h + bytes(8))' ||
+    fail "bad3.npy"
+expect_exit 3 "$N" scan bad3.npy
+expect_stderr_contains "nanaudit: bad3.npy: format 3.0 header is not valid UTF-8 (byte 13 of the header: 0xff)"
+"$NA_PYTHON" -c 'import numpy as np; np.load("bad3.npy")' 2> /dev/null && fail "numpy reads bad3.npy"
+
 # --exclude names the field: its NaN is no longer counted as copied
 mkdir out
 expect_exit 0 "$N" clean --exclude 'data.ü' -o out/v1.npy v1.npy

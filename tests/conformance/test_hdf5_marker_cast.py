@@ -50,8 +50,9 @@ def test_f8_marker_on_f32():
         got = scan_missing(src)
         cm.check(f"f8 {attr} {val} on F32: scan missing", got == [want], f"{got} vs {want}")
         p = subprocess.run([cm.EXE, "scan", src], capture_output=True, text=True)
-        note = (f"note: /x: {attr} {val} is not a value of the dataset's type: the nearest one "
-                "is the marker (netCDF4-python ignores this attribute)")
+        note = (f"note: /x: {attr} {val} is not exactly a value of the stored type: "
+                f"netCDF4-python ignores this attribute, nanaudit takes {float(np.float32(val))!r} "
+                "as the marker")
         cm.check(f"f8 {attr} {val} on F32: note", note in p.stdout, p.stdout)
         cm.compare(f"f8 {attr} {val} on F32: clean zscore 3 + minmax", src,
                    ["--zscore", "3", "--normalize", "minmax"], x, mk, 2e-7,

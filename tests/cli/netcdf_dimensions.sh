@@ -1,0 +1,94 @@
+#!/bin/bash
+# netcdf_dimensions.sh - netCDF-4 dimensions in scan and clean (round 37b).
+# A dimension without a coordinate variable is an HDF5 dimension scale
+# whose NAME says "This is a netCDF dimension but not a netCDF variable";
+# netCDF readers list no such variable, and nanaudit audited it as an
+# all-zero F32 tensor: now it is skipped with that reason (and copied by
+# clean). clean --allow-misaligned shortened a variable but not its
+# dimension: netCDF4 could not read the "verified" output (Start+count
+# exceeds dimension bound). Tensors that share a dimension scale along
+# axis 0 (DIMENSION_LIST, the scale itself) are related whatever
+# --allow-misaligned says: refused (exit 2) naming them, and --together
+# over them writes a file netCDF4 reads, the dimension shortened with
+# them. The same holds for h5py's dimension scales.
+. "$(dirname "$0")/helpers.sh"
+skip_without_hdf5
+"$NA_PYTHON" -c 'import netCDF4' 2> /dev/null || { echo "SKIP $NA_TEST_NAME: no netCDF4"; exit 0; }
+cd "$T" || exit 1
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np, h5py
+ds = netCDF4.Dataset("d.nc", "w")
+ds.createDimension("t", 100); ds.createDimension("x", 3); ds.createDimension("lat", 100)
+a = ds.createVariable("a", "f4", ("t", "x")); x = np.arange(300, dtype="f4").reshape(100, 3)
+x[10, 1] = np.nan; a[:] = x
+ds.createVariable("b", "f8", ("t",))[:] = np.arange(100) * 0.5
+ds.createVariable("lat", "f4", ("lat",))[:] = np.arange(100)     # a coordinate variable
+ds.createVariable("g", "f4", ("lat",))[:] = np.arange(100) + 1   # on another dimension
+ds.close()
+with h5py.File("h.h5", "w") as f:                                # h5py dimension scales
+    f["time"] = np.arange(50.0); f["time"].make_scale("time")
+    v = np.ones((50, 2)); v[3, 0] = np.nan
+    f["v"] = v; f["v"].dims[0].attach_scale(f["time"])
+    f["w"] = np.zeros(50)' || fail "inputs"
+
+expect_exit 1 "$NANAUDIT" scan d.nc
+expect_stdout_contains "skipped: /t: a netCDF dimension, not a variable"
+expect_stdout_contains "skipped: /x: a netCDF dimension, not a variable"
+expect_stdout_contains "6 tensors (2 not numeric)"
+expect_stdout_lacks "note /t"
+expect_exit 1 "$NANAUDIT" scan --format json d.nc
+expect_json "$T/stdout" '[t["status"] for t in j["files"][0]["tensors"] if t["name"] == "/t"][0]' '"skipped"'
+
+# the default refuses, naming only what is on /a's dimension (round 38a:
+# /lat and /g, on a dimension of the same length, were named too)
+expect_exit 2 "$NANAUDIT" clean d.nc -o o.nc
+expect_stderr_contains "dropping 1 sample from '/a' would misalign it with '/b' and '/t' (all have 100 rows); they share its HDF5 dimension scale (a netCDF dimension), which --allow-misaligned does not cover: --together to drop from all"
+# --allow-misaligned does not cover the tensors on /a's dimension
+expect_exit 2 "$NANAUDIT" clean d.nc --allow-misaligned -o o.nc
+expect_stderr_contains "dropping 1 sample from '/a' would misalign it with '/b' and '/t' (all have 100 rows); they share its HDF5 dimension scale (a netCDF dimension), which --allow-misaligned does not cover: --together to drop from all"
+expect_exit 2 "$NANAUDIT" clean d.nc --together /a,/t --allow-misaligned -o o.nc
+expect_stderr_contains "would misalign it with '/b' (both have 100 rows); it shares its HDF5 dimension scale"
+[ -e o.nc ] && fail "a refused clean wrote o.nc"
+# --together over the dimension: netCDF4 reads the output, t shortened
+expect_exit 0 "$NANAUDIT" clean d.nc --together /a,/b,/t --allow-misaligned -o o.nc
+expect_stdout_contains "written: o.nc (verified)"
+"$NA_PYTHON" - <<'PY' || fail "netCDF4 reads the output"
+import netCDF4, numpy as np
+i, o = netCDF4.Dataset("d.nc"), netCDF4.Dataset("o.nc")
+assert {k: len(v) for k, v in o.dimensions.items()} == {"t": 99, "x": 3, "lat": 100}, o.dimensions
+keep = np.ones(100, bool); keep[10] = False
+for n in "ab":
+    assert np.array_equal(o[n][:], i[n][:][keep]), n
+for n in ("lat", "g"):
+    assert np.array_equal(o[n][:], i[n][:]), n
+PY
+
+# a variable on an unlimited dimension may hold fewer records than it
+# (netCDF reads the rest as fill): dropping a record from the others would
+# shift its records against time (round 38a, HIGH: exit 0, "verified")
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np
+ds = netCDF4.Dataset("u.nc", "w")
+ds.createDimension("time", None); ds.createDimension("x", 2)
+ds.createVariable("time", "f8", ("time",))[:] = np.arange(30) * 6.0
+A = ds.createVariable("A", "f4", ("time", "x")); a = np.ones((30, 2), "f4"); a[3, 0] = np.nan; A[:] = a
+B = ds.createVariable("B", "f4", ("time", "x")); B[:25] = np.arange(50, dtype="f4").reshape(25, 2)
+ds.close()
+assert netCDF4.Dataset("u.nc")["B"][:].shape == (30, 2)' || fail "u.nc"
+expect_exit 2 "$NANAUDIT" clean u.nc --together /A,/time -o ou.nc
+expect_stderr_contains "dropping 1 sample from '/A' would misalign it with '/B' (both on its HDF5 dimension scale, a netCDF dimension); '/B' has 25 rows on that dimension, so no sample can go without shifting it (--nonfinite zero or mean, --outliers clip keep every row)"
+expect_exit 2 "$NANAUDIT" clean u.nc --together /A,/time --allow-misaligned -o ou.nc
+expect_stderr_contains "'/B' has 25 rows on that dimension"
+[ -e ou.nc ] && fail "ou.nc written"
+expect_exit 0 "$NANAUDIT" clean u.nc --nonfinite zero -o ou.nc
+
+# h5py dimension scales: the same rule
+expect_exit 2 "$NANAUDIT" clean h.h5 --allow-misaligned -o oh.h5
+expect_stderr_contains "would misalign it with '/time' (both have 50 rows); it shares its HDF5 dimension scale"
+expect_exit 0 "$NANAUDIT" clean h.h5 --together /v,/time --allow-misaligned -o oh.h5
+expect_exit 0 "$NA_PYTHON" -c '
+import h5py
+f = h5py.File("oh.h5")
+assert f["v"].shape == (49, 2) and f["time"].shape == (49,) and f["w"].shape == (50,)
+assert f["time"][3] == 4.0'
+pass

@@ -955,7 +955,7 @@ static int fit_all(crun_t *c)
             const char *key = cli_params_key(c->params, c->in, i, t.name);
             if (key && c->params_used)
                 json_object_set_new(c->params_used, key, json_true());
-            if (cli_params_apply(c->params, key, &c->eng, &e->ct, why, sizeof why)) {
+            if (cli_params_apply(c->params, key, &c->eng, &e->ct, &e->pnull, why, sizeof why)) {
                 cli_error(c->o->clean.apply_params, "%s", why);
                 na_clean_tensor_free(&e->ct);
                 entry_failed(e, why);
@@ -1028,7 +1028,7 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
     if (st == NA_OK && c->params && !e->follower) {
         char why[NA_ERR_LEN];
         if (cli_params_apply(c->params, cli_params_key(c->params, c->in, i, t.name), &c->eng,
-                             &e->ct, why, sizeof why)) {
+                             &e->ct, &e->pnull, why, sizeof why)) {
             cli_error(c->o->clean.apply_params, "%s", why);
             free(own);
             free(pass);
@@ -1226,6 +1226,23 @@ static void group_drops(const crun_t *c, size_t i, uint64_t *n1, uint64_t *n2)
         *n1 += (uint64_t)s1;
         *n2 += (uint64_t)(!s1 && s2);
     }
+}
+
+/* --apply-params: a null statistic a step would apply to the samples a
+ * cleaned tensor keeps (cli_params_null_t) refuses the run: 0 or 2. */
+static int params_nulls(crun_t *c)
+{
+    for (size_t i = 0; c->params && i < c->r.n; i++) {
+        cli_clean_entry_t *e = &c->r.e[i];
+        if (!e->cleaned || !e->pnull.field || e->ct.out_rows == 0)
+            continue;
+        char why[NA_ERR_LEN];
+        cli_params_null_msg(&e->pnull, e->name, &c->eng, e->ct.out_rows, why, sizeof why);
+        cli_error(c->o->clean.apply_params, "%s", why);
+        entry_failed(e, why);
+        return 2;
+    }
+    return 0;
 }
 
 /* --max-drop-fraction and misalignment: 0, 1 (refused) or 2. */
@@ -2186,6 +2203,9 @@ int cli_clean(const cli_opts_t *o)
         return finish(&c, rc);
     warn_unused_params(&c);
     int jg = join_groups(&c);
+    if (jg)
+        return finish(&c, jg);
+    jg = params_nulls(&c);
     if (jg)
         return finish(&c, jg);
     int g = guard_rails(&c);

@@ -554,9 +554,21 @@ int cli_params_check(json_t *root, const char *path, const na_clean_opts_t *o, c
     return 0;
 }
 
-int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
-                     na_clean_tensor_t *ct, char *why, size_t cap)
+void cli_params_null_msg(const cli_params_null_t *p, const char *name, const na_clean_opts_t *o,
+                         uint64_t rows, char *why, size_t cap)
 {
+    char opt[64] = "";
+    field_used(p->field - 1, o, opt, sizeof opt);
+    snprintf(why, cap, "bad --apply-params file: tensor '%s': \"%s\"[%zu] is null, but feature "
+             "%zu is not passthrough and %s uses it (%llu sample(s) kept here; null: the fit "
+             "had no value of the feature at that step)",
+             name, fields[p->field - 1], p->feat, p->feat, opt, (unsigned long long)rows);
+}
+
+int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
+                     na_clean_tensor_t *ct, cli_params_null_t *pend, char *why, size_t cap)
+{
+    pend->field = 0;
     json_t *e = json_object_get(json_object_get(root, "tensors"), name);
     if (!e) {
         snprintf(why, cap, "no parameters for tensor '%s'", name);
@@ -593,12 +605,15 @@ int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
      * has it), or a feature whose every sample was gone before the step
      * (none to begin with, all dropped, or all made NaN by --outliers
      * nan). Applied to values, the last would write NaN for every finite
-     * value of the feature, so it is refused as a hand-edited null is;
-     * data with no samples has no value to transform and takes it (a
-     * (0, N) tensor's own parameters apply to it again). */
+     * value of the feature, so it is refused as a hand-edited null is
+     * when samples are kept (*pend, checked after the fit); data with no
+     * samples left has no value to transform and takes it (a (0, N)
+     * tensor's own parameters apply to it again, and so do those of a
+     * fit that dropped every row, on the same data). */
     json_t *pt = json_object_get(e, "passthrough");
     for (size_t j = 0; j < nf; j++) {
         ct->feat[j].passthrough = json_is_true(json_array_get(pt, j));
+        int used_null = 0; /* its derived numbers cannot be checked */
         for (int i = 0; i < NFIELDS; i++) {
             json_t *v = json_array_get(json_object_get(e, fields[i]), j);
             char opt[64];
@@ -608,15 +623,13 @@ int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
             }
             if (json_is_null(v) && ct->rows > 0 && !ct->feat[j].passthrough &&
                 field_used(i, o, opt, sizeof opt)) {
-                snprintf(why, cap, "bad --apply-params file: tensor '%s': \"%s\"[%zu] is null, "
-                         "but feature %zu is not passthrough and %s uses it (%llu sample(s) "
-                         "here; null: the fit had no value of the feature at that step)",
-                         name, fields[i], j, j, opt, (unsigned long long)ct->rows);
-                return -1;
+                used_null = 1;
+                if (!pend->field)
+                    *pend = (cli_params_null_t){i + 1, j};
             }
             *field(&ct->feat[j], i) = json_is_null(v) ? NAN : json_number_value(v);
         }
-        if (!ct->feat[j].passthrough && derived_ok(name, j, o, &ct->feat[j], why, cap))
+        if (!ct->feat[j].passthrough && !used_null && derived_ok(name, j, o, &ct->feat[j], why, cap))
             return -1;
     }
     ct->fixed = 1;

@@ -6,6 +6,7 @@
 #define NA_CLEAN_PARAMS_H
 
 #include "clean.h"
+#include "clean_report.h" /* cli_params_null_t */
 
 #include <jansson.h>
 #include <stddef.h>
@@ -32,11 +33,17 @@ json_t *cli_params_load(const char *path, char *why, size_t cap);
 int cli_params_check(json_t *root, const char *path, const na_clean_opts_t *o, char *why,
                      size_t cap);
 /* Fill ct->feat from the file (ct->fixed = 1) for the run's options o;
- * -1 with why (one line) when the file has no entry for name, another
- * feature count, or a null for a statistic o uses of a feature that is
- * not passthrough while ct has samples (ct->rows > 0). */
+ * -1 with why (one line) when the file has no entry for name or another
+ * feature count. The first null of a statistic o uses, of a feature that
+ * is not passthrough, goes to *pend (field 0: none): it is harmless when
+ * no sample is left to take it (a fit that dropped every row saved it,
+ * and the same data drops them again: round 36b), which only the fit
+ * knows; cli_params_null_msg then says why the run is refused. */
 int cli_params_apply(json_t *root, const char *name, const na_clean_opts_t *o,
-                     na_clean_tensor_t *ct, char *why, size_t cap);
+                     na_clean_tensor_t *ct, cli_params_null_t *pend, char *why, size_t cap);
+/* The refusal for *p (tensor name, rows the samples kept) into why. */
+void cli_params_null_msg(const cli_params_null_t *p, const char *name, const na_clean_opts_t *o,
+                         uint64_t rows, char *why, size_t cap);
 /* names.c: the key of tensor i of in (named name) in a loaded file: its
  * name when the file has it, else the first other hard-link path of the
  * HDF5 dataset that the file has (saved from a file where that link came

@@ -11,6 +11,14 @@
 
 #define CLI_CLEAN_MAX_WARN 6
 
+/* A null in an --apply-params file for a statistic the run uses, of a
+ * feature that is not passthrough (clean_params.h): field is the
+ * statistic's index + 1 (0: none), feat the feature. */
+typedef struct cli_params_null {
+    int field;
+    size_t feat;
+} cli_params_null_t;
+
 typedef struct cli_clean_entry {
     const char *name;      /* entry name (owned by the input) */
     na_dtype_t dtype;      /* as stored */
@@ -37,6 +45,9 @@ typedef struct cli_clean_entry {
                             * only its rows (na_clean_rows_prepare), it stays
                             * copied ("copied", not cleaned) without the
                             * samples its partners drop */
+    cli_params_null_t pnull; /* --apply-params: a null the run would use,
+                              * refused when samples are kept (after the
+                              * fit: params_nulls) */
     uint64_t scale0;       /* na_tensor_t.scale0: entries with the same
                             * non-zero value share a dimension scale */
     na_clean_tensor_t ct;

@@ -111,4 +111,22 @@ want = (x - x.min()) / (x.max() - x.min())
 assert np.allclose(np.load('v2.npy'), want, rtol=1e-12, atol=1e-12), np.load('v2.npy')" ||
         fail "v2.npy at $s"
 done
+# a fit that dropped every row (--global with an all-NaN feature: each
+# row holds a NaN) saves nulls for the later steps; the same data drops
+# every row again, so nothing takes them: the file applies, same bytes
+# (round 36b: refused, "300 sample(s) here", counted before step 1). Data
+# whose rows are kept would take them: refused, naming the rows kept.
+"$NA_PYTHON" -c "
+import numpy as np
+x = np.random.default_rng(2).normal(size=(300, 4)); x[:, 2] = np.nan; np.save('g.npy', x)
+np.save('gk.npy', np.random.default_rng(3).normal(size=(40, 4)))" || fail "g.npy"
+G=(--global --mad 2.5 --outliers clip --normalize zscore --max-drop-fraction 1)
+expect_exit 0 "$NANAUDIT" clean "${G[@]}" --save-params g.json g.npy -o g1.npy
+expect_json g.json 'j["tensors"]["data"]["center"]' '[null]'
+expect_exit 0 "$NANAUDIT" clean "${G[@]}" --apply-params g.json g.npy -o g2.npy
+cmp -s g1.npy g2.npy || fail "the all-dropped round trip differs"
+expect_exit 0 "$NA_PYTHON" -c 'import numpy as np; assert np.load("g2.npy").shape == (0, 4)'
+expect_exit 2 "$NANAUDIT" clean "${G[@]}" --apply-params g.json gk.npy -o gk.npy.out
+expect_stderr_contains "g.json: bad --apply-params file: tensor 'data': \"center\"[0] is null, but feature 0 is not passthrough and --mad 2.5 uses it (40 sample(s) kept here; null: the fit had no value of the feature at that step)"
+[ ! -e gk.npy.out ] || fail "gk.npy.out written"
 pass

@@ -54,7 +54,7 @@ expect_exit 0 "$N" clean e50.npy -o o50.npy --apply-params p_e50.json
 # ... but a fit without samples has no statistics to normalize with
 expect_exit 0 "$N" clean e08.npy -o z08.npy --normalize zscore --save-params z08.json
 expect_exit 2 "$N" clean d48.npy -o o48z.npy --normalize zscore --apply-params z08.json
-expect_stderr_contains "z08.json: bad --apply-params file: tensor 'data': \"n_mean\"[0] is null, but feature 0 is not passthrough and --normalize zscore uses it (4 sample(s) here; null: the fit had no value of the feature at that step)"
+expect_stderr_contains "z08.json: bad --apply-params file: tensor 'data': \"n_mean\"[0] is null, but feature 0 is not passthrough and --normalize zscore uses it (4 sample(s) kept here; null: the fit had no value of the feature at that step)"
 [ ! -e o48z.npy ] || fail "o48z.npy written"
 # ... while data without samples has nothing to normalize: the (0, 8)
 # fit applies to (0, 8) data again (it was refused with the nulls above)

@@ -334,25 +334,36 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
     return "";
 }
 
+static int refuse_run(crun_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* One warning per element of an --include/--exclude list that names no
  * tensor of the input: a misspelt --exclude would otherwise clean what it
  * meant to keep with no sign of it. A warning, not an error (--together's
  * is exit 2): the same pattern list is often reused across files that
- * differ. */
-static void warn_unmatched(const char *input, const na_input_t *in, const cli_clean_entry_t *e,
-                           size_t n, const char *flag, const char *const *pat, size_t n_pat)
+ * differ. But a near miss of a tensor of this input ('data/y' for the
+ * HDF5 path '/data/y', '/comp' for its fields '/comp.*') is a typo
+ * (round 38b: an --exclude'd label was z-scored, exit 0): refused, 2,
+ * before anything is read (no entry listed). 0 otherwise. */
+static int warn_unmatched(crun_t *c, const char *flag, const char *const *pat, size_t n_pat)
 {
     char el[1024];
     for (size_t k = 0; k < n_pat; k++) {
         for (const char *p = pat[k]; list_next(&p, el, sizeof el);) {
             int hit = 0;
-            for (size_t i = 0; i < n && !hit; i++)
-                hit = cli_name_match(in, i, e[i].name, el);
-            if (!hit)
-                cli_warn(input, "%s '%s' matches no tensor%s", flag, el,
-                         unmatched_hint(in, e, n, el));
+            for (size_t i = 0; i < c->r.n && !hit; i++)
+                hit = cli_name_match(c->in, i, c->r.e[i].name, el);
+            if (hit)
+                continue;
+            const char *hint = unmatched_hint(c->in, c->r.e, c->r.n, el);
+            if (strstr(hint, "did you mean")) {
+                int r = refuse_run(c, "%s '%s' matches no tensor%s", flag, el, hint);
+                c->r.n = 0;
+                return r;
+            }
+            cli_warn(c->r.input, "%s '%s' matches no tensor%s", flag, el, hint);
         }
     }
+    return 0;
 }
 
 static const char *out_dir(const char *outp, char *dir, size_t n);
@@ -1071,7 +1082,6 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
  * text as the report's "refused:" line, so that the report, printed after
  * the fit, does not end without one (sixteenth fresh-user round; round
  * 29b for the misalignment). Returns 2. */
-static int refuse_run(crun_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int refuse_run(crun_t *c, const char *fmt, ...)
 {
     va_list ap;
@@ -1158,7 +1168,8 @@ static int join_groups(crun_t *c)
             cli_error(c->r.input, "out of memory");
             return 4;
         }
-        for (int again = 1, round = 0; again; round++) {
+        int round = 0;
+        for (int again = 1; again; round++) {
             again = 0;
             /* u: the samples some member drops by its own steps, each
              * fitted without the others' (the man page's rule), so that
@@ -1198,9 +1209,14 @@ static int join_groups(crun_t *c)
             }
         }
         free(u);
-        for (size_t i = 0; i < c->r.n; i++)
+        for (size_t i = 0; i < c->r.n; i++) {
             if (c->group[i] == g + 1 && c->r.e[i].rowfollow)
                 na_clean_rows_done(&c->follow_eng, &c->r.e[i].ct);
+            /* the rule's fixpoint was not reached: say so (round 38b) */
+            if (c->group[i] == g + 1 && round > JOIN_ROUNDS)
+                warn(&c->r.e[i], JOIN_ROUNDS, "rounds of the --together fit did not settle; "
+                     "after them the group's drops only grew");
+        }
     }
     return 0;
 }
@@ -2194,10 +2210,11 @@ int cli_clean(const cli_opts_t *o)
     rc = together_names(&c);
     if (rc)
         return finish(&c, rc);
-    warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--include", o->clean.include,
-                   o->clean.n_include);
-    warn_unmatched(c.r.input, c.in, c.r.e, c.r.n, "--exclude", o->clean.exclude,
-                   o->clean.n_exclude);
+    rc = warn_unmatched(&c, "--include", o->clean.include, o->clean.n_include);
+    if (!rc)
+        rc = warn_unmatched(&c, "--exclude", o->clean.exclude, o->clean.n_exclude);
+    if (rc)
+        return finish(&c, rc);
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);

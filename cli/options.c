@@ -309,8 +309,9 @@ static const cli_option_t opts[] = {
      "file may be empty or partial)"},
     {"together", 0, "LIST", C, cli_set_together,
      "tensors that share the sample axis (comma-separated names or globs; repeatable, one "
-     "group each): a sample dropped from one is dropped from all; all need the same number "
-     "of rows; a member not cleaned (left out by --include/--exclude, a BOOL mask, HDF5 or "
+     "group each): a sample dropped from one is dropped from all, and each one's statistics "
+     "leave out the samples only its partners drop (fitted until that settles: "
+     "nanaudit(1)); all need the same number of rows; a member not cleaned (left out by --include/--exclude, a BOOL mask, HDF5 or "
      ".npz strings) only loses those samples"},
     {"allow-misaligned", 0, NULL, C, cli_set_allow_misaligned,
      "allow dropping samples from a tensor when another tensor has the same number of "
@@ -647,9 +648,10 @@ void cli_print_help(int cmd)
     }
     if (cmd == CLI_CLEAN) {
         printf("\nExit status: 0 written; 1 written but NaN/Inf remain (--nonfinite keep,\n"
-               "--outliers nan, a feature without finite values), or refused by\n"
-               "--max-drop-fraction; 2 usage; 3 unreadable input; 4 write or verification\n"
-               "failure. See nanaudit(1).\n");
+               "--outliers nan, a feature without finite values, a --together follower,\n"
+               "even one --include/--exclude left out), or refused by --max-drop-fraction;\n"
+               "2 usage; 3 unreadable input; 4 write or verification failure.\n"
+               "See nanaudit(1).\n");
         return;
     }
     if (cmd == CLI_INFO) { /* info judges nothing: no policy, no exit 1 */

@@ -29,8 +29,15 @@ with h5py.File("h.h5", "w") as f:
     f["x"] = np.array([1.0, np.nan, 3.0]); f["y"] = np.arange(3.0)' || fail "h.h5"
     expect_exit 2 "$N" clean -q h.h5 -o o.h5 --together x,y
     expect_stderr_contains "nanaudit: h.h5: --together: 'x' matches no tensor (HDF5 paths start with '/': did you mean '/x'?)"
-    expect_exit 0 "$N" clean -q h.h5 -o o.h5 --include 'x*' --nonfinite zero
-    expect_stderr_contains "--include 'x*' matches no tensor (HDF5 paths start with '/': did you mean '/x*'?)"
+    # a near miss of --include/--exclude is a typo: refused before the fit
+    # (round 38b: an --exclude'd label was z-scored, exit 0)
+    expect_exit 2 "$N" clean -q h.h5 -o o.h5 --include 'x*' --nonfinite zero
+    expect_stderr_contains "nanaudit: h.h5: --include 'x*' matches no tensor (HDF5 paths start with '/': did you mean '/x*'?)"
+    [ "$(wc -l < "$T/stderr")" = 1 ] || fail "not one line"
+    [ -e o.h5 ] && fail "o.h5 written"
+    expect_exit 2 "$N" clean -q h.h5 -o o.h5 --exclude 'y' --normalize zscore
+    expect_stderr_contains "nanaudit: h.h5: --exclude 'y' matches no tensor (HDF5 paths start with '/': did you mean '/y'?)"
+    [ -e o.h5 ] && fail "o.h5 written"
     # no such dataset under '/' either: no hint
     expect_exit 0 "$N" clean -q h.h5 -o o2.h5 --include 'z' --nonfinite zero
     expect_stderr_contains "--include 'z' matches no tensor"
@@ -45,8 +52,8 @@ with h5py.File("c.h5", "w") as f:
     f["cx"] = np.arange(10) * (1 + 2j)' || fail "c.h5"
     expect_exit 2 "$N" clean -q c.h5 -o co.h5 --together /X,/comp
     expect_stderr_contains "nanaudit: c.h5: --together: '/comp' matches no tensor (its fields or parts are tensors of their own: did you mean '/comp.*'?)"
-    expect_exit 0 "$N" clean -q c.h5 -o co.h5 --include /cx
-    expect_stderr_contains "--include '/cx' matches no tensor (its fields or parts are tensors of their own: did you mean '/cx.*'?)"
+    expect_exit 2 "$N" clean -q c.h5 -o co.h5 --include /cx
+    expect_stderr_contains "nanaudit: c.h5: --include '/cx' matches no tensor (its fields or parts are tensors of their own: did you mean '/cx.*'?)"
     expect_exit 0 "$N" clean -q c.h5 -o co2.h5 --include '/cx.*'
     expect_stderr_empty
 fi

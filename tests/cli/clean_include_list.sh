@@ -19,11 +19,13 @@ expect_stderr_empty
 expect_exit 0 "$NANAUDIT" clean d.h5 --normalize minmax --exclude '/a,/b' -o o2.h5 --format json
 expect_json "$T/stdout" '[(t["name"], t["status"]) for t in j["tensors"]]' \
     '[["/a", "copied"], ["/b", "copied"], ["/c", "cleaned"]]'
-# the element that matches nothing is named alone
-expect_exit 0 "$NANAUDIT" clean d.h5 --normalize minmax --include '/a,/zz,b' -o o3.h5
+# the element that matches nothing is named alone; a near miss refuses
+expect_exit 0 "$NANAUDIT" clean d.h5 --normalize minmax --include '/a,/zz' -o o3.h5
 expect_stderr_contains "nanaudit: warning: d.h5: --include '/zz' matches no tensor"
-expect_stderr_contains "nanaudit: warning: d.h5: --include 'b' matches no tensor (HDF5 paths start with '/': did you mean '/b'?)"
 expect_stderr_lacks "'/a,"
+expect_exit 2 "$NANAUDIT" clean d.h5 --normalize minmax --include '/a,/zz,b' -o o3b.h5
+expect_stderr_contains "nanaudit: d.h5: --include 'b' matches no tensor (HDF5 paths start with '/': did you mean '/b'?)"
+[ -e o3b.h5 ] && fail "o3b.h5 written"
 for bad in ',/a' '/a,' '/a,,/b'; do
     expect_exit 2 "$NANAUDIT" clean d.h5 --normalize minmax --include "$bad" -o o4.h5
     expect_stderr_contains "a comma-separated list of tensor names or globs"

@@ -415,6 +415,7 @@ typedef struct c_ds {
     uint32_t dim_scale;     /* na_h5_is_dim_scale */
     int uns;                /* na_h5_unsigned_view: signed integers read as unsigned */
     int nc_dim;             /* a netCDF dimension without a variable */
+    const char *mat_skip;   /* na_h5_matlab_skip */
     uint64_t scale0;        /* na_tensor_t.scale0 */
     int filter_missing;     /* a filter is not available */
     char filter_msg[300];
@@ -659,6 +660,7 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
     d->dim_scale = (uint32_t)na_h5_is_dim_scale(dset);
     d->uns = na_h5_unsigned_view(dset);
     d->nc_dim = d->dim_scale && na_h5_nc_dim_only(dset);
+    d->mat_skip = na_h5_matlab_skip(dset);
     d->scale0 = ds_scale0(dset, (int)d->dim_scale);
     if (d->uns)
         cat(d->detail, sizeof d->detail, " _Unsigned");
@@ -1000,11 +1002,13 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
                  "audit by reading (limit %llu elements)",
                  (unsigned long long)o.e.elements, (unsigned long long)d->storage,
                  (unsigned long long)NA_H5_MAX_READ_ELEMS);
-    } else if (ty->kind == H5P_K_TENSOR && w->depth == 0 && d->nc_dim && d->attr == NULL) {
-        /* no variable for netCDF readers: listed as skipped, copied by
-         * clean (its rows follow a --together that names it) */
+    } else if (ty->kind == H5P_K_TENSOR && w->depth == 0 && d->attr == NULL &&
+               (d->nc_dim || d->mat_skip)) {
+        /* no variable for netCDF readers, no numbers for MATLAB: listed
+         * as skipped, copied by clean (its rows follow a --together that
+         * names it) */
         o.e.kind = H5P_K_SKIP;
-        snprintf(o.reason, sizeof o.reason, "%s", NA_HDF5_REASON_NC_DIM);
+        snprintf(o.reason, sizeof o.reason, "%s", d->nc_dim ? NA_HDF5_REASON_NC_DIM : d->mat_skip);
     } else if (ty->kind == H5P_K_ERROR) {
         o.e.status = NA_E_UNSUPPORTED;
     }

@@ -432,6 +432,26 @@ int na_h5_nc_dim_only(hid_t dset)
     return str_attr_read(dset, "NAME", v, sizeof v) && !strncmp(v, want, sizeof want - 1);
 }
 
+const char *na_h5_matlab_skip(hid_t dset)
+{
+    /* MathWorks' MAT-file v7.3 layout: each variable carries MATLAB_class
+     * ("double", "char", "logical", ...); a char array holds UTF-16 code
+     * units, and an empty array is stored as its dimensions with
+     * MATLAB_empty = 1 */
+    if (str_attr_is(dset, "MATLAB_class", "char", NULL))
+        return "a MATLAB char array (text)";
+    int empty = 0;
+    if (H5Aexists(dset, "MATLAB_empty") > 0) {
+        hid_t a = H5Aopen(dset, "MATLAB_empty", H5P_DEFAULT);
+        unsigned char v = 0;
+        empty = a >= 0 && H5Aread(a, H5T_NATIVE_UCHAR, &v) >= 0 && v != 0;
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    return empty ? "a MATLAB empty array (its dimensions are stored, not data)" : NULL;
+}
+
 int na_h5_is_dim_scale(hid_t dset)
 {
     /* HDF5 Dimension Scale Specification 1.0, section 4.2: a dimension

@@ -100,6 +100,10 @@ int na_h5_unsigned_view(hid_t dset);
  * "This is a netCDF dimension but not a netCDF variable."): netCDF
  * readers list no such variable. Errors read as 0. */
 int na_h5_nc_dim_only(hid_t dset);
+/* Why a MATLAB v7.3 variable holds no numbers to audit (MATLAB_class
+ * "char": UTF-16 text; MATLAB_empty set: an empty array stored as its
+ * dimensions), or NULL. Errors read as NULL. */
+const char *na_h5_matlab_skip(hid_t dset);
 
 #endif /* NA_HAVE_HDF5 */
 #endif /* NA_HDF5_TYPES_H */

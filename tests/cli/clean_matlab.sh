@@ -45,4 +45,29 @@ expect_stderr_contains "--zscore on a MATLAB v7.3 file needs --outliers clip|nan
 expect_exit 0 "$NANAUDIT" clean X.mat -o o4.mat --samples --max-drop-fraction 0.5
 expect_stderr_contains "warning: X.mat: a MATLAB v7.3 file stores arrays transposed: axis 0 here is MATLAB's last dimension"
 assert_eq "$(size o4.mat)" "[19, 1000]" "o4.mat"
+# a char array (UTF-16 code units) and an empty array (its dimensions
+# stored, MATLAB_empty = 1) hold no numbers: skipped with the reason, and
+# copied byte for byte by clean (round 37b: audited as U16 and U64 data)
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+with h5py.File("c.mat", "w", userblock_size=512) as f:
+    d = f.create_dataset("s", data=np.frombuffer("hello".encode("utf-16-le"), "<u2").reshape(5, 1))
+    d.attrs["MATLAB_class"] = np.bytes_("char")
+    e = f.create_dataset("e", data=np.array([0, 0], "u8"))
+    e.attrs["MATLAB_class"] = np.bytes_("double"); e.attrs["MATLAB_empty"] = np.uint8(1)
+    v = f.create_dataset("v", data=np.arange(4.0).reshape(4, 1))
+    v.attrs["MATLAB_class"] = np.bytes_("double")
+with open("c.mat", "r+b") as f:
+    f.write(b"MATLAB 7.3 MAT-file" + b" " * 97 + b"\0" * 8 + b"\x00\x02IM")' || fail "c.mat"
+expect_exit 0 "$NANAUDIT" scan c.mat
+expect_stdout_contains "skipped: /s: a MATLAB char array (text)"
+expect_stdout_contains "skipped: /e: a MATLAB empty array (its dimensions are stored, not data)"
+expect_stdout_contains "3 tensors (2 not numeric)"
+expect_exit 0 "$NANAUDIT" clean c.mat -o oc.mat --nonfinite zero
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+a, b = h5py.File("c.mat", "r"), h5py.File("oc.mat", "r")
+for n in "sev":
+    assert np.array_equal(a[n][()], b[n][()]) and dict(a[n].attrs) == dict(b[n].attrs), n' ||
+    fail "oc.mat"
 pass

@@ -312,6 +312,28 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
             }
         }
     }
+    /* other formats' names have no leading '/' (round 39a: '/x' for the
+     * .npz member 'x'), and blanks around a list element are part of it
+     * (round 39a: '/y, /x') */
+    char alt[1100];
+    size_t b = strspn(pat, " \t"), L = strlen(pat + b);
+    while (L > 0 && (pat[b + L - 1] == ' ' || pat[b + L - 1] == '\t'))
+        L--;
+    if (b + L != strlen(pat) || b)
+        snprintf(alt, sizeof alt, "%.*s", (int)L, pat + b);
+    else if (pat[0] == '/' && strcmp(na_input_format(in), "hdf5"))
+        snprintf(alt, sizeof alt, "%s", pat + 1);
+    else
+        alt[0] = '\0';
+    for (size_t i = 0; alt[0] && i < n; i++) {
+        if (cli_name_match(in, i, e[i].name, alt)) {
+            snprintf(slash, sizeof slash, " (%s: did you mean '%s'?)",
+                     b || L != strlen(pat) ? "blanks are part of a name"
+                                           : "only HDF5 paths start with '/'",
+                     alt);
+            return slash;
+        }
+    }
     /* a compound dataset is a tensor per numeric field (/comp.a), a
      * complex one two (/cx.real, /cx.imag): the dataset's own path names
      * none of them (round 36b) */
@@ -826,7 +848,8 @@ static int fit_all(crun_t *c)
         na_status_t st = na_input_tensor(c->in, i, &t, &err);
         e->name = t.name;
         e->dtype = t.stored;
-        e->scale0 = t.scale0;
+        memcpy(e->scale0, t.scale0, sizeof e->scale0);
+        e->scale_other_axis = t.scale_other_axis;
         e->ndim = t.ndim;
         memcpy(e->shape, t.shape, sizeof e->shape);
         if (t.vlen) { /* the dataset's shape: its rows are what --together drops */
@@ -1145,6 +1168,10 @@ static int join_groups(crun_t *c)
                 return refuse_run(c, "--together: '%s' is not cleaned (%s), so it cannot "
                                        "lose samples with its partners", e->name, e->reason);
             }
+            /* a dimension scale without records (netCDF-C's scale of an
+             * unlimited dimension without a variable): none to lose */
+            if (e->rowfollow && e->ct.rows == 0 && e->scale0[0])
+                continue;
             if (first != SIZE_MAX && e->ct.rows != c->r.e[first].ct.rows) {
                 return refuse_run(c, "--together: '%s' has %llu samples and '%s' %llu; "
                                        "grouped tensors must share the sample axis",
@@ -1244,6 +1271,35 @@ static void group_drops(const crun_t *c, size_t i, uint64_t *n1, uint64_t *n2)
     }
 }
 
+/* 1 when entries a and b share an HDF5 dimension scale along axis 0
+ * (na_tensor_t.scale0); *apart: both have scales, none in common. */
+static int share_scale(const cli_clean_entry_t *a, const cli_clean_entry_t *b, int *apart)
+{
+    int any_a = 0, any_b = 0;
+    for (int i = 0; i < NA_SCALES0; i++) {
+        any_a |= a->scale0[i] != 0;
+        any_b |= b->scale0[i] != 0;
+        for (int j = 0; a->scale0[i] && j < NA_SCALES0; j++)
+            if (a->scale0[i] == b->scale0[j])
+                return 1;
+    }
+    if (apart)
+        *apart = any_a && any_b;
+    return 0;
+}
+
+/* Samples entry e loses: a cleaned tensor's drops, a row follower's rows
+ * gone (na_clean_row). */
+static uint64_t entry_drops(const cli_clean_entry_t *e)
+{
+    uint64_t n = 0;
+    if (e->cleaned)
+        return e->ct.dropped_nf + e->ct.dropped_out + e->ct.dropped_joint;
+    for (uint64_t r = 0; e->rowfollow && r < e->ct.rows; r++)
+        n += na_clean_row(&e->ct, r) != 0;
+    return n;
+}
+
 /* --apply-params: a null statistic a step would apply to the samples a
  * cleaned tensor keeps (cli_params_null_t) refuses the run: 0 or 2. */
 static int params_nulls(crun_t *c)
@@ -1264,6 +1320,19 @@ static int params_nulls(crun_t *c)
 /* --max-drop-fraction and misalignment: 0, 1 (refused) or 2. */
 static int guard_rails(crun_t *c)
 {
+    /* a scale some dataset uses on another axis: its rows are that
+     * axis's coordinates (round 39a: --together /w,/f shortened f and
+     * a(time, f) read as (10, 3) in netCDF, a column hidden) */
+    for (size_t i = 0; i < c->r.n; i++) {
+        const cli_clean_entry_t *e = &c->r.e[i];
+        uint64_t nd = e->scale_other_axis ? entry_drops(e) : 0;
+        if (nd)
+            return refuse_run(c, "dropping %llu sample%s from '%s' would shorten an HDF5 "
+                              "dimension scale that a dataset uses on an axis other than 0 (in a "
+                              "netCDF-4 file, a dimension of a variable's later axis), which "
+                              "would no longer match it; leave it out of --together",
+                              (unsigned long long)nd, nd == 1 ? "" : "s", e->name);
+    }
     for (size_t i = 0; i < c->r.n; i++) {
         const cli_clean_entry_t *e = &c->r.e[i];
         const na_clean_tensor_t *ct = &e->ct;
@@ -1315,9 +1384,13 @@ static int guard_rails(crun_t *c)
              * /A,/time shifted /B's 25 of 30 records by one step), and
              * tensors on two scales of one length are unrelated (round
              * 38a: tas(time) was refused beside plev(lev)). */
-            int related = e->scale0 && e->scale0 == o2->scale0;
-            int apart = e->scale0 && o2->scale0 && e->scale0 != o2->scale0;
+            int apart = 0, related = share_scale(e, o2, &apart);
             if (!related && (allow || apart || o2->shape[0] != ct->rows))
+                continue;
+            /* no records on the dimension (netCDF-C's scale of an
+             * unlimited dimension without a variable has extent 0): none
+             * to shift (round 39a) */
+            if (related && o2->shape[0] == 0)
                 continue;
             if (c->group && c->group[i] && c->group[i] == c->group[j])
                 continue; /* dropped jointly by join_groups */
@@ -1347,9 +1420,9 @@ static int guard_rails(crun_t *c)
                          "--outliers clip keep every row)", shorter->name,
                          (unsigned long long)shorter->shape[0]);
             else if (nrel == np) /* all on its dimension scale */
-                snprintf(hint, sizeof hint, "; %s its HDF5 dimension scale (a netCDF "
-                         "dimension), which --allow-misaligned does not cover: --together to "
-                         "drop from %s", np == 1 ? "it shares" : "they share",
+                snprintf(hint, sizeof hint, "; %s its HDF5 dimension scale (in a netCDF-4 "
+                         "file, a dimension), which --allow-misaligned does not cover: --together "
+                         "to drop from %s", np == 1 ? "it shares" : "they share",
                          np == 1 ? "both" : "all");
             else if (fixed) /* --together would refuse it */
                 snprintf(hint, sizeof hint, ", %s%.150s%s clean copies unchanged (%.300s); use "
@@ -1360,7 +1433,7 @@ static int guard_rails(crun_t *c)
                          "--together to drop from %s", np == 1 ? "both" : "all");
             char rows[120];
             if (shorter)
-                snprintf(rows, sizeof rows, "(%s on its HDF5 dimension scale, a netCDF dimension)",
+                snprintf(rows, sizeof rows, "(%s on its HDF5 dimension scale)",
                          np == 1 ? "both" : "all");
             else
                 snprintf(rows, sizeof rows, "(%s %llu rows)", np == 1 ? "both have" : "all have",

@@ -48,8 +48,8 @@ typedef struct cli_clean_entry {
     cli_params_null_t pnull; /* --apply-params: a null the run would use,
                               * refused when samples are kept (after the
                               * fit: params_nulls) */
-    uint64_t scale0;       /* na_tensor_t.scale0: entries with the same
-                            * non-zero value share a dimension scale */
+    uint64_t scale0[NA_SCALES0]; /* na_tensor_t.scale0 */
+    int scale_other_axis;  /* na_tensor_t.scale_other_axis */
     na_clean_tensor_t ct;
     size_t n_warn;
     char warn[CLI_CLEAN_MAX_WARN][256];

@@ -17,12 +17,14 @@
 
 int cli_name_match(const na_input_t *in, size_t i, const char *name, const char *pat)
 {
-    if (name != NULL && fnmatch(pat, name, 0) == 0)
+    /* a name given exactly matches even when it holds glob characters
+     * (round 39a: 'br[1]' matched nothing) */
+    if (name != NULL && (fnmatch(pat, name, 0) == 0 || strcmp(pat, name) == 0))
         return 1;
     const char *const *alias;
     size_t n = na_hdf5_aliases(in, i, &alias, NULL);
     for (size_t k = 0; k < n; k++)
-        if (fnmatch(pat, alias[k], 0) == 0)
+        if (fnmatch(pat, alias[k], 0) == 0 || strcmp(pat, alias[k]) == 0)
             return 1;
     return 0;
 }

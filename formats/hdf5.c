@@ -683,7 +683,8 @@ static na_status_t h5_tensor(na_input_t *in, size_t i, na_tensor_t *t, na_err_t 
     t->constant = (int)x->e.constant;
     t->packed = (int)x->e.packed;
     t->dim_scale = (int)x->e.dim_scale;
-    t->scale0 = x->e.scale0;
+    memcpy(t->scale0, x->e.scale0, sizeof t->scale0);
+    t->scale_other_axis = (int)x->e.scale_other_axis;
     if (x->e.kind == H5P_K_ERROR)
         return na_err_set(err, x->e.status ? (na_status_t)x->e.status : NA_E_UNSUPPORTED, "%s: %s",
                           x->name, x->reason);

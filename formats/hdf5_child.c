@@ -416,7 +416,8 @@ typedef struct c_ds {
     int uns;                /* na_h5_unsigned_view: signed integers read as unsigned */
     int nc_dim;             /* a netCDF dimension without a variable */
     const char *mat_skip;   /* na_h5_matlab_skip */
-    uint64_t scale0;        /* na_tensor_t.scale0 */
+    uint64_t scale0[NA_SCALES0]; /* na_tensor_t.scale0 */
+    int scale_other_axis;   /* na_tensor_t.scale_other_axis */
     int filter_missing;     /* a filter is not available */
     char filter_msg[300];
     char detail[600];
@@ -593,24 +594,61 @@ static void ds_layout(hid_t dset, hid_t dcpl, c_ds_t *d)
  * values) is honoured for its first element only, with a note saying so. */
 static void ds_nc_default_fill(hid_t dset, hid_t ft, c_ds_t *d);
 
-/* na_tensor_t.scale0 of dataset dset (dim_scale: it is a dimension
- * scale): the address + 1 of the first scale its DIMENSION_LIST attribute
- * (HDF5 Dimension Scale Specification 1.0, section 4.2: one variable-length
- * list of object references per dimension) attaches to dimension 0, or
- * its own when it is a scale; 0 when none or unreadable. */
-static uint64_t ds_scale0(hid_t dset, int dim_scale)
+/* 1 when dimension scale dset is attached to a dimension other than 0
+ * of some dataset: its REFERENCE_LIST attribute (HDF5 Dimension Scale
+ * Specification 1.0, section 4.2: compound {dataset reference, dimension
+ * index} per attachment) has a dimension index above 0. Errors read 0. */
+static int scale_other_axis(hid_t dset)
+{
+    typedef struct {
+        hobj_ref_t ref;
+        int dim;
+    } rl_t;
+    int r = 0;
+    if (H5Aexists(dset, "REFERENCE_LIST") <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    hid_t a = H5Aopen(dset, "REFERENCE_LIST", H5P_DEFAULT);
+    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(rl_t));
+    rl_t *v = np >= 1 && np <= (1 << 20) ? calloc((size_t)np, sizeof *v) : NULL;
+    if (v && mt >= 0 && H5Tinsert(mt, "dataset", HOFFSET(rl_t, ref), H5T_STD_REF_OBJ) >= 0 &&
+        H5Tinsert(mt, "dimension", HOFFSET(rl_t, dim), H5T_NATIVE_INT) >= 0 &&
+        H5Aread(a, mt, v) >= 0)
+        for (hssize_t i = 0; i < np && !r; i++)
+            r = v[i].dim != 0;
+    free(v);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Eclear2(H5E_DEFAULT);
+    return r;
+}
+
+/* na_tensor_t.scale0 of dataset dset into s (dim_scale: it is a
+ * dimension scale): the address + 1 of each scale its DIMENSION_LIST
+ * attribute (HDF5 Dimension Scale Specification 1.0, section 4.2: one
+ * variable-length list of object references per dimension) attaches to
+ * dimension 0, at most NA_SCALES0, or its own when it is a scale; 0 in
+ * the slots left (all when none or unreadable). */
+static void ds_scale0(hid_t dset, int dim_scale, uint64_t s[NA_SCALES0])
 {
     H5O_info_t oi;
-    uint64_t r = 0;
+    memset(s, 0, NA_SCALES0 * sizeof s[0]);
     if (dim_scale) {
         if (H5Oget_info2(dset, &oi, H5O_INFO_BASIC) >= 0)
-            r = (uint64_t)oi.addr + 1;
+            s[0] = (uint64_t)oi.addr + 1;
         H5Eclear2(H5E_DEFAULT);
-        return r;
+        return;
     }
     if (H5Aexists(dset, "DIMENSION_LIST") <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return 0;
+        return;
     }
     hid_t a = H5Aopen(dset, "DIMENSION_LIST", H5P_DEFAULT);
     hid_t at = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
@@ -619,13 +657,13 @@ static uint64_t ds_scale0(hid_t dset, int dim_scale)
     hvl_t v[H5S_MAX_RANK];
     if (at >= 0 && mt >= 0 && H5Tget_class(at) == H5T_VLEN && np >= 1 && np <= H5S_MAX_RANK &&
         H5Aread(a, mt, v) >= 0) {
-        if (v[0].len >= 1 && v[0].p != NULL) {
+        for (size_t k = 0, n = 0; v[0].p != NULL && k < v[0].len && n < NA_SCALES0; k++) {
             hobj_ref_t ref;
-            memcpy(&ref, v[0].p, sizeof ref);
+            memcpy(&ref, (const unsigned char *)v[0].p + k * sizeof ref, sizeof ref);
             hid_t o = H5Rdereference2(dset, H5P_DEFAULT, H5R_OBJECT, &ref);
             if (o >= 0 && H5Oget_info2(o, &oi, H5O_INFO_BASIC) >= 0 &&
                 oi.type == H5O_TYPE_DATASET)
-                r = (uint64_t)oi.addr + 1;
+                s[n++] = (uint64_t)oi.addr + 1;
             if (o >= 0)
                 H5Oclose(o);
         }
@@ -640,7 +678,6 @@ static uint64_t ds_scale0(hid_t dset, int dim_scale)
     if (a >= 0)
         H5Aclose(a);
     H5Eclear2(H5E_DEFAULT);
-    return r;
 }
 
 /* 1 when integral m lies in the range of integer type ft, read as
@@ -661,7 +698,8 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
     d->uns = na_h5_unsigned_view(dset);
     d->nc_dim = d->dim_scale && na_h5_nc_dim_only(dset);
     d->mat_skip = na_h5_matlab_skip(dset);
-    d->scale0 = ds_scale0(dset, (int)d->dim_scale);
+    ds_scale0(dset, (int)d->dim_scale, d->scale0);
+    d->scale_other_axis = d->dim_scale && scale_other_axis(dset);
     if (d->uns)
         cat(d->detail, sizeof d->detail, " _Unsigned");
     H5T_class_t fcl = H5Tget_class(ft);
@@ -963,7 +1001,11 @@ static void emit_leaf(c_walk_t *w, const char *name, c_type_t *ty, na_dtype_t st
     memcpy(o.e.missing_int, d->missing_int, sizeof o.e.missing_int);
     o.e.packed = d->packed;
     o.e.dim_scale = d->dim_scale;
-    o.e.scale0 = w->depth == 0 && d->attr == NULL ? d->scale0 : 0;
+    /* a compound's fields share its axis 0 (round 39a) */
+    if (d->attr == NULL) {
+        memcpy(o.e.scale0, d->scale0, sizeof o.e.scale0);
+        o.e.scale_other_axis = (uint32_t)d->scale_other_axis;
+    }
     memcpy(o.e.missing, d->missing, sizeof o.e.missing);
     snprintf(o.detail, sizeof o.detail, "%s", d->detail);
     snprintf(o.reason, sizeof o.reason, "%s", ty->reason);

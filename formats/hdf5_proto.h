@@ -143,7 +143,8 @@ typedef struct h5p_entry {
                                   * (sequences), the values are measured
                                   * by H5P_VLEN */
     uint32_t missing_exact;      /* na_tensor_t.missing_exact */
-    uint64_t scale0;             /* na_tensor_t.scale0 */
+    uint64_t scale0[NA_SCALES0]; /* na_tensor_t.scale0 */
+    uint32_t scale_other_axis;   /* na_tensor_t.scale_other_axis */
 } h5p_entry_t;
 
 typedef struct h5p_read {

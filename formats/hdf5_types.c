@@ -383,6 +383,12 @@ static int str_attr_read(hid_t obj, const char *name, char *out, size_t cap)
         if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_STRING &&
             H5Sget_simple_extent_npoints(sp) == 1) {
             hid_t mt = H5Tcopy(H5T_C_S1);
+            /* libhdf5 converts no string between ASCII and UTF-8: read in
+             * the attribute's own character set (round 39a: netCDF's and
+             * h5py's variable-length strings are UTF-8, and _Unsigned so
+             * written was ignored) */
+            if (mt >= 0)
+                H5Tset_cset(mt, H5Tget_cset(ft));
             if (H5Tis_variable_str(ft) > 0) {
                 char *v = NULL;
                 if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0) {

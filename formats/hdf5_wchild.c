@@ -494,12 +494,14 @@ static hid_t make_type(na_dtype_t dt, int be)
  * with file set, in leaf's byte order (else little-endian: the bytes as
  * they arrive). -1 when dt has no HDF5 type here. */
 /* The dtype whose bytes go into the file for a tensor of dtype dt: dt,
- * or for a dataset read as unsigned (uns, na_h5_unsigned_view) the signed
- * integer of its size, the same bits (the reader's U8 of an _Unsigned
- * I8). A changed dtype (normalized to F32) is dt itself. */
-static na_dtype_t file_dtype(na_dtype_t dt, int uns)
+ * or for a dataset read as unsigned (uns: na_h5_unsigned_view, the
+ * element size of its signed file type) the signed integer of that size
+ * when dt is the unsigned one, the same bits (the reader's U8 of an
+ * _Unsigned I8). Any other dtype (normalized to F32, --out-dtype U16) is
+ * dt itself. */
+static na_dtype_t file_dtype(na_dtype_t dt, size_t uns)
 {
-    if (!uns)
+    if (!uns || (size_t)na_dtype_bits(dt) != 8 * uns)
         return dt;
     switch (dt) {
     case NA_DT_U8: return NA_DT_I8;
@@ -1273,7 +1275,15 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
     }
     int same_rows = nd == 0 || w0->shape[0] == dims[0], same_types = 1;
     /* _Unsigned: the reader's U8 is this file's I8, the same bits */
-    int uns = r == 0 && t0->nf == 0 && na_h5_unsigned_view(src);
+    size_t uns = r == 0 && t0->nf == 0 && na_h5_unsigned_view(src) ? H5Tget_size(ft) : 0;
+    /* written as its own signed type, _Unsigned would read the values
+     * back as unsigned (round 39a: exit 4 at verification) */
+    na_dtype_t sdt = file_dtype(uns == 1 ? NA_DT_U8 : uns == 2 ? NA_DT_U16
+                                : uns == 4 ? NA_DT_U32 : NA_DT_U64, uns);
+    if (uns && w0->dtype == sdt)
+        r = w_err(c, NA_E_USAGE, "%s: an _Unsigned dataset cannot be written as %s, which "
+                  "netCDF readers would read as unsigned again; --out-dtype U%zu or a float "
+                  "type", path, na_dtype_name(sdt), 8 * uns);
     for (size_t k = 0; r == 0 && k < nj; k++) {
         c_type_t cl;
         na_h5t_classify(c->tg[js[k]].leaf, &cl);

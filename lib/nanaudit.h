@@ -188,6 +188,8 @@ typedef struct na_source {
 /* The CF attributes that describe stored values (CF conventions 1.11,
  * sections 8.1 "Packed Data" and 2.5.1 "Missing data, valid and actual
  * range of data"): na_tensor_t.packed's bits, in this order. */
+/* Dimension scales kept per tensor along axis 0 (na_tensor_t.scale0). */
+#define NA_SCALES0 4
 #define NA_PACKING_ATTRS {"scale_factor", "add_offset", "valid_min", "valid_max", "valid_range"}
 
 typedef struct na_tensor {
@@ -236,12 +238,17 @@ typedef struct na_tensor {
      * a netCDF-4 coordinate variable such as /time or /lat): coordinates,
      * not data, which clean copies unless --include names them. */
     int dim_scale;
-    /* Not 0: the HDF5 dimension scale along axis 0 (the object address of
-     * the first scale the dataset's DIMENSION_LIST attaches to dimension
-     * 0, or a dimension scale's own, plus 1): tensors with the same value
-     * share that dimension (a netCDF-4 variable and its time axis), and
-     * clean never lets them lose different samples. 0 elsewhere. */
-    uint64_t scale0;
+    /* The HDF5 dimension scales along axis 0 (object address + 1 of each
+     * scale the dataset's DIMENSION_LIST attribute attaches to dimension
+     * 0, at most NA_SCALES0, or a dimension scale's own; 0: unused
+     * slots): tensors with one value in common share that dimension (a
+     * netCDF-4 variable and its time axis), and clean never lets them
+     * lose different samples. All 0 elsewhere. */
+    uint64_t scale0[NA_SCALES0];
+    /* 1: an HDF5 dimension scale that some dataset attaches to a
+     * dimension other than 0 (its REFERENCE_LIST): clean never drops its
+     * rows, which that dataset's other axis would no longer match. */
+    int scale_other_axis;
     /* Not 0: one of the tensors a reader makes of one stored array
      * (formats/npy.c, for .npy and .npz): NA_PART_FIELD, a field of a
      * structured array ("NAME.x"); NA_PART_COMPLEX, the real or imaginary

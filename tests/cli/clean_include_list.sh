@@ -38,4 +38,16 @@ expect_exit 2 "$NANAUDIT" clean d.h5 --normalize minmax --together /a,/zz -o o5.
 expect_stderr_contains "--together: '/zz' matches no tensor"
 expect_stdout_lacks "/a: F64 -> F64"
 [ -e r.json ] || [ -e o5.h5 ] && fail "a report or an output written"
+# near misses of round 39a: blanks around an element, a leading '/' on a
+# name of another format; an exact name with glob characters matches
+expect_exit 2 "$NANAUDIT" clean d.h5 --normalize minmax --exclude '/a, /b' -o o6.h5
+expect_stderr_contains "--exclude ' /b' matches no tensor (blanks are part of a name: did you mean '/b'?)"
+"$NA_PYTHON" -c '
+import numpy as np
+np.savez("n.npz", **{"x": np.arange(6.0).reshape(3, 2), "br[1]": np.arange(6.0).reshape(3, 2) + 1})' ||
+    fail "n.npz"
+expect_exit 2 "$NANAUDIT" clean n.npz --normalize minmax --exclude /x -o o7.npz
+expect_stderr_contains "--exclude '/x' matches no tensor (only HDF5 paths start with '/': did you mean 'x'?)"
+expect_exit 0 "$NANAUDIT" clean n.npz --normalize minmax --exclude 'br[1]' -o o8.npz --format json
+expect_json "$T/stdout" '[(t["name"], t["status"]) for t in j["tensors"]]' '[["x", "cleaned"], ["br[1]", "copied"]]'
 pass

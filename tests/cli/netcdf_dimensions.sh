@@ -42,10 +42,10 @@ expect_json "$T/stdout" '[t["status"] for t in j["files"][0]["tensors"] if t["na
 # the default refuses, naming only what is on /a's dimension (round 38a:
 # /lat and /g, on a dimension of the same length, were named too)
 expect_exit 2 "$NANAUDIT" clean d.nc -o o.nc
-expect_stderr_contains "dropping 1 sample from '/a' would misalign it with '/b' and '/t' (all have 100 rows); they share its HDF5 dimension scale (a netCDF dimension), which --allow-misaligned does not cover: --together to drop from all"
+expect_stderr_contains "dropping 1 sample from '/a' would misalign it with '/b' and '/t' (all have 100 rows); they share its HDF5 dimension scale (in a netCDF-4 file, a dimension), which --allow-misaligned does not cover: --together to drop from all"
 # --allow-misaligned does not cover the tensors on /a's dimension
 expect_exit 2 "$NANAUDIT" clean d.nc --allow-misaligned -o o.nc
-expect_stderr_contains "dropping 1 sample from '/a' would misalign it with '/b' and '/t' (all have 100 rows); they share its HDF5 dimension scale (a netCDF dimension), which --allow-misaligned does not cover: --together to drop from all"
+expect_stderr_contains "dropping 1 sample from '/a' would misalign it with '/b' and '/t' (all have 100 rows); they share its HDF5 dimension scale (in a netCDF-4 file, a dimension), which --allow-misaligned does not cover: --together to drop from all"
 expect_exit 2 "$NANAUDIT" clean d.nc --together /a,/t --allow-misaligned -o o.nc
 expect_stderr_contains "would misalign it with '/b' (both have 100 rows); it shares its HDF5 dimension scale"
 [ -e o.nc ] && fail "a refused clean wrote o.nc"
@@ -76,7 +76,7 @@ B = ds.createVariable("B", "f4", ("time", "x")); B[:25] = np.arange(50, dtype="f
 ds.close()
 assert netCDF4.Dataset("u.nc")["B"][:].shape == (30, 2)' || fail "u.nc"
 expect_exit 2 "$NANAUDIT" clean u.nc --together /A,/time -o ou.nc
-expect_stderr_contains "dropping 1 sample from '/A' would misalign it with '/B' (both on its HDF5 dimension scale, a netCDF dimension); '/B' has 25 rows on that dimension, so no sample can go without shifting it (--nonfinite zero or mean, --outliers clip keep every row)"
+expect_stderr_contains "dropping 1 sample from '/A' would misalign it with '/B' (both on its HDF5 dimension scale); '/B' has 25 rows on that dimension, so no sample can go without shifting it (--nonfinite zero or mean, --outliers clip keep every row)"
 expect_exit 2 "$NANAUDIT" clean u.nc --together /A,/time --allow-misaligned -o ou.nc
 expect_stderr_contains "'/B' has 25 rows on that dimension"
 [ -e ou.nc ] && fail "ou.nc written"
@@ -91,4 +91,55 @@ import h5py
 f = h5py.File("oh.h5")
 assert f["v"].shape == (49, 2) and f["time"].shape == (49,) and f["w"].shape == (50,)
 assert f["time"][3] == 4.0'
+
+# round 39a: a scale used on a later axis (a(time, f), f a coordinate)
+# cannot lose rows: a(time, f) would read as (10, 3), a column hidden
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np
+ds = netCDF4.Dataset("ax.nc", "w")
+ds.createDimension("time", 10); ds.createDimension("f", 4)
+ds.createVariable("f", "f8", ("f",))[:] = np.arange(4.0)
+w = ds.createVariable("w", "f8", ("f",)); x = np.arange(4.0); x[1] = np.nan; w[:] = x
+ds.createVariable("a", "f8", ("time", "f"))[:] = np.arange(40.0).reshape(10, 4)
+ds.close()' || fail "ax.nc"
+expect_exit 2 "$NANAUDIT" clean ax.nc --together /w,/f --max-drop-fraction 0.5 -o oax.nc
+expect_stderr_contains "dropping 1 sample from '/f' would shorten an HDF5 dimension scale that a dataset uses on an axis other than 0"
+[ -e oax.nc ] && fail "oax.nc written"
+# several scales on axis 0: /a (s1, s2) and /b (s2) share s2
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+with h5py.File("ms.h5", "w") as f:
+    for n in ("s1", "s2"):
+        f[n] = np.arange(10.0); f[n].make_scale(n)
+    a = np.ones(10); a[2] = np.nan; f["a"] = a; f["b"] = np.ones(10)
+    f["a"].dims[0].attach_scale(f["s1"]); f["a"].dims[0].attach_scale(f["s2"])
+    f["b"].dims[0].attach_scale(f["s2"])' || fail "ms.h5"
+expect_exit 2 "$NANAUDIT" clean ms.h5 --together /a,/s1 --allow-misaligned --max-drop-fraction 0.5 -o oms.h5
+expect_stderr_contains "would misalign it with '/b' and '/s2'"
+# a compound dataset's fields share its scale
+"$NA_PYTHON" -c '
+import h5py, numpy as np
+with h5py.File("cs.h5", "w") as f:
+    f["s"] = np.arange(10.0); f["s"].make_scale("s")
+    c = np.zeros(10, dtype=[("x", "f8"), ("y", "f8")]); c["x"][4] = np.nan; f["c"] = c
+    f["p"] = np.ones(10)
+    f["c"].dims[0].attach_scale(f["s"]); f["p"].dims[0].attach_scale(f["s"])' || fail "cs.h5"
+expect_exit 2 "$NANAUDIT" clean cs.h5 --together "/c.*" --allow-misaligned --max-drop-fraction 0.5 -o ocs.h5
+expect_stderr_contains "would misalign it with '/p' and '/s'"
+# an unlimited dimension without a variable: netCDF-C's scale has extent
+# 0, no records to shift; the variables on it lose their row together
+# (round 39a: refused, a regression of this session)
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np
+ds = netCDF4.Dataset("ul.nc", "w"); ds.createDimension("obs", None)
+x = ds.createVariable("x", "f8", ("obs",)); v = np.arange(10.0); v[3] = np.nan; x[:] = v
+ds.createVariable("y", "f8", ("obs",))[:] = np.arange(10.0) * 2
+ds.close()' || fail "ul.nc"
+for t in /x,/y /x,/y,/obs; do
+    expect_exit 0 "$NANAUDIT" clean ul.nc --together $t --max-drop-fraction 0.5 -o oul.nc --force
+    expect_exit 0 "$NA_PYTHON" -c '
+import netCDF4, numpy as np
+d = netCDF4.Dataset("oul.nc")
+assert len(d.dimensions["obs"]) == 9 and d["y"][:].tolist() == [k * 2.0 for k in range(10) if k != 3]'
+done
 pass

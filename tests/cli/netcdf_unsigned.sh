@@ -118,4 +118,30 @@ ref = ((x - lo) / (hi - lo)).astype(np.float32)
 assert (ref.compressed() == y.compressed()).all(), (ref[:5], y[:5])
 assert float(y[0, 0]) == 1.0   # 253 is the largest, not -3 the smallest
 PY
+
+# _Unsigned as a variable-length UTF-8 string (netCDF's setncattr_string,
+# h5py's default): honoured too (round 39a: ignored, clip in the signed view)
+"$NA_PYTHON" -c '
+import netCDF4, numpy as np, h5py
+ds = netCDF4.Dataset("vs.nc", "w"); ds.createDimension("t", 3)
+v = ds.createVariable("v", "i1", ("t",)); v.setncattr_string("_Unsigned", "true")
+v.set_auto_maskandscale(False); v[:] = np.array([-1, 2, 3], "i1"); ds.close()
+with h5py.File("vh.h5", "w") as f:
+    d = f.create_dataset("v", data=np.array([-1, 2, 3], "i1")); d.attrs["_Unsigned"] = "true"' ||
+    fail "vs.nc"
+for f in vs.nc vh.h5; do
+    expect_exit 0 "$NANAUDIT" scan --format json $f
+    expect_json "$T/stdout" '[[t[k] for k in ("dtype", "max")] for t in j["files"][0]["tensors"] if t["name"] == "/v"][0]' '["U8", 255.0]'
+done
+# --out-dtype: its own signed type would be read as unsigned again: exit 2;
+# a wider one is written without _Unsigned, the values kept
+expect_exit 2 "$NANAUDIT" clean u.nc --include /b --out-dtype I8 -o od.nc
+expect_stderr_contains "/b: an _Unsigned dataset cannot be written as I8, which netCDF readers would read as unsigned again; --out-dtype U8 or a float type"
+expect_exit 0 "$NANAUDIT" clean u.nc --include /b --out-dtype U16 --nonfinite keep -o od.nc
+expect_exit 0 "$NA_PYTHON" -c '
+import netCDF4, numpy as np
+a, b = netCDF4.Dataset("u.nc")["b"], netCDF4.Dataset("od.nc")["b"]
+assert b.dtype == np.uint16 and "_Unsigned" not in b.ncattrs()
+assert (np.ma.getmaskarray(a[:]) == np.ma.getmaskarray(b[:])).all()
+assert (a[:].compressed().astype("u2") == b[:].compressed()).all()'
 pass

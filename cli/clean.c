@@ -319,7 +319,8 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
     size_t b = strspn(pat, " \t"), L = strlen(pat + b);
     while (L > 0 && (pat[b + L - 1] == ' ' || pat[b + L - 1] == '\t'))
         L--;
-    if (b + L != strlen(pat) || b)
+    int blanks = b > 0 || b + L != strlen(pat); /* leading, trailing */
+    if (blanks)
         snprintf(alt, sizeof alt, "%.*s", (int)L, pat + b);
     else if (pat[0] == '/' && strcmp(na_input_format(in), "hdf5"))
         snprintf(alt, sizeof alt, "%s", pat + 1);
@@ -328,9 +329,7 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
     for (size_t i = 0; alt[0] && i < n; i++) {
         if (cli_name_match(in, i, e[i].name, alt)) {
             snprintf(slash, sizeof slash, " (%s: did you mean '%s'?)",
-                     b || L != strlen(pat) ? "blanks are part of a name"
-                                           : "only HDF5 paths start with '/'",
-                     alt);
+                     blanks ? "blanks are part of a name" : "only HDF5 paths start with '/'", alt);
             return slash;
         }
     }
@@ -358,6 +357,15 @@ static const char *unmatched_hint(const na_input_t *in, const cli_clean_entry_t 
 
 static int refuse_run(crun_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* 1 when list element el names an entry of the input (cli_name_match). */
+static int any_named(const crun_t *c, const char *el)
+{
+    for (size_t i = 0; i < c->r.n; i++)
+        if (cli_name_match(c->in, i, c->r.e[i].name, el))
+            return 1;
+    return 0;
+}
+
 /* One warning per element of an --include/--exclude list that names no
  * tensor of the input: a misspelt --exclude would otherwise clean what it
  * meant to keep with no sign of it. A warning, not an error (--together's
@@ -371,10 +379,7 @@ static int warn_unmatched(crun_t *c, const char *flag, const char *const *pat, s
     char el[1024];
     for (size_t k = 0; k < n_pat; k++) {
         for (const char *p = pat[k]; list_next(&p, el, sizeof el);) {
-            int hit = 0;
-            for (size_t i = 0; i < c->r.n && !hit; i++)
-                hit = cli_name_match(c->in, i, c->r.e[i].name, el);
-            if (hit)
+            if (any_named(c, el))
                 continue;
             const char *hint = unmatched_hint(c->in, c->r.e, c->r.n, el);
             if (strstr(hint, "did you mean")) {
@@ -1125,10 +1130,7 @@ static int together_names(crun_t *c)
     for (size_t g = 0; g < co->n_together; g++) {
         char el[1024];
         for (const char *p = co->together[g]; list_next(&p, el, sizeof el);) {
-            int hit = 0;
-            for (size_t i = 0; i < c->r.n && !hit; i++)
-                hit = cli_name_match(c->in, i, c->r.e[i].name, el);
-            if (!hit) {
+            if (!any_named(c, el)) {
                 int r = refuse_run(c, "--together: '%s' matches no tensor%s", el,
                                    unmatched_hint(c->in, c->r.e, c->r.n, el));
                 c->r.n = 0;
@@ -2273,21 +2275,20 @@ int cli_clean(const cli_opts_t *o)
             return finish(&c, 2);
         }
     }
-    build_cmdline(&c);
-    if (!o->clean.dry_run) /* a dry run reports no hash */
-        c.sha = na_sha256_file_start(c.r.input);
-    c.params_used = c.params ? json_object() : NULL;
+    /* the patterns against the names, before the hash thread reads */
     rc = list_entries(&c);
-    if (rc)
-        return finish(&c, rc);
-    rc = together_names(&c);
-    if (rc)
-        return finish(&c, rc);
-    rc = warn_unmatched(&c, "--include", o->clean.include, o->clean.n_include);
+    if (!rc)
+        rc = together_names(&c);
+    if (!rc)
+        rc = warn_unmatched(&c, "--include", o->clean.include, o->clean.n_include);
     if (!rc)
         rc = warn_unmatched(&c, "--exclude", o->clean.exclude, o->clean.n_exclude);
     if (rc)
         return finish(&c, rc);
+    build_cmdline(&c);
+    if (!o->clean.dry_run) /* a dry run reports no hash */
+        c.sha = na_sha256_file_start(c.r.input);
+    c.params_used = c.params ? json_object() : NULL;
     rc = fit_all(&c);
     if (rc >= 2)
         return finish(&c, rc);

@@ -582,16 +582,6 @@ static void ds_layout(hid_t dset, hid_t dcpl, c_ds_t *d)
     H5Eclear2(H5E_DEFAULT);
 }
 
-/* CF missing-value attributes: numeric, at least one element; the first
- * element is used. A marker is cast to the variable's type before it is
- * compared, as netCDF-C and xarray do (CF 1.11 section 2.5.1: _FillValue
- * and missing_value have the variable's type; netCDF4-python casts them to
- * the variable's dtype): an f8 -9999.9 marks the F32 value
- * (float)-9999.9, which an F32 element equals, where the double -9999.9
- * would match nothing. ft is the dataset's type: the cast is a round trip
- * through it by H5Tconvert, for integer and float types only (compound
- * members keep the double). A vector missing_value (CF allows several
- * values) is honoured for its first element only, with a note saying so. */
 static void ds_nc_default_fill(hid_t dset, hid_t ft, c_ds_t *d);
 
 /* 1 when dimension scale dset is attached to a dimension other than 0
@@ -690,9 +680,12 @@ static int int_fits(hid_t ft, int uns, double m)
     return m >= -ldexp(1.0, bits - 1) && m < ldexp(1.0, bits - 1);
 }
 
-static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
+/* What dataset dset's attributes say of it besides its markers: CF
+ * packing, dimension scales (its own kind, those of its axis 0, a netCDF
+ * dimension without a variable), _Unsigned, a MATLAB array without
+ * numbers. */
+static void ds_tags(hid_t dset, c_ds_t *d)
 {
-    static const char *names[2] = {"_FillValue", "missing_value"};
     d->packed = (uint32_t)na_h5_has_packing(dset);
     d->dim_scale = (uint32_t)na_h5_is_dim_scale(dset);
     d->uns = na_h5_unsigned_view(dset);
@@ -702,6 +695,20 @@ static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
     d->scale_other_axis = d->dim_scale && scale_other_axis(dset);
     if (d->uns)
         cat(d->detail, sizeof d->detail, " _Unsigned");
+}
+
+/* CF missing-value attributes (ds_tags ran: d->uns): numeric, 1 to 64
+ * elements, every value a marker slot (_FillValue first; what does not fit
+ * is said in a note). A marker is cast to the variable's type before it
+ * is compared (CF 1.11 section 2.5.1: _FillValue and missing_value have
+ * the variable's type): an f8 -9999.9 marks the F32 value (float)-9999.9,
+ * which an F32 element equals, where the double -9999.9 would match
+ * nothing; netCDF4-python ignores such a marker, which a note says. ft is
+ * the dataset's type: the cast is a round trip through it by H5Tconvert,
+ * for integer and float types only (compound members keep the double). */
+static void ds_missing(child_t *c, hid_t dset, hid_t ft, c_ds_t *d)
+{
+    static const char *names[2] = {"_FillValue", "missing_value"};
     H5T_class_t fcl = H5Tget_class(ft);
     int cast = (fcl == H5T_INTEGER || fcl == H5T_FLOAT) && H5Tget_size(ft) <= sizeof(double);
     int fill_attr = H5Aexists(dset, names[0]) > 0;
@@ -1502,6 +1509,7 @@ static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *p
         d.offset = off;
         if (off == HADDR_UNDEF)
             d.contiguous = 0;
+        ds_tags(dset, &d);
         ds_missing(c, dset, ft, &d);
         c_walk_t w;
         memset(&w, 0, sizeof w);

@@ -370,7 +370,7 @@ int na_h5_has_packing(hid_t obj)
     return has;
 }
 
-/* 1 with v (cap bytes, NUL-terminated, cut to fit) set to obj's
+/* 1 with out (cap bytes, NUL-terminated, cut to fit) set to obj's
  * attribute name when it is one string, fixed-length or variable; else
  * (errors too) 0. */
 static int str_attr_read(hid_t obj, const char *name, char *out, size_t cap)

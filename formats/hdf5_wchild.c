@@ -490,9 +490,6 @@ static hid_t make_type(na_dtype_t dt, int be)
     }
 }
 
-/* dtype dt in the shape of leaf (an array type keeps its dimensions) and,
- * with file set, in leaf's byte order (else little-endian: the bytes as
- * they arrive). -1 when dt has no HDF5 type here. */
 /* The dtype whose bytes go into the file for a tensor of dtype dt: dt,
  * or for a dataset read as unsigned (uns: na_h5_unsigned_view, the
  * element size of its signed file type) the signed integer of that size
@@ -512,6 +509,9 @@ static na_dtype_t file_dtype(na_dtype_t dt, size_t uns)
     }
 }
 
+/* dtype dt in the shape of leaf (an array type keeps its dimensions) and,
+ * with file set, in leaf's byte order (else little-endian: the bytes as
+ * they arrive). -1 when dt has no HDF5 type here. */
 static hid_t out_type(hid_t leaf, na_dtype_t dt, int file)
 {
     /* BOOL is h5py's enum {FALSE = 0, TRUE = 1} of int8 (hdf5_types.c),
@@ -1278,8 +1278,7 @@ static int w_dataset(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl
     size_t uns = r == 0 && t0->nf == 0 && na_h5_unsigned_view(src) ? H5Tget_size(ft) : 0;
     /* written as its own signed type, _Unsigned would read the values
      * back as unsigned (round 39a: exit 4 at verification) */
-    na_dtype_t sdt = file_dtype(uns == 1 ? NA_DT_U8 : uns == 2 ? NA_DT_U16
-                                : uns == 4 ? NA_DT_U32 : NA_DT_U64, uns);
+    na_dtype_t sdt = uns == 1 ? NA_DT_I8 : uns == 2 ? NA_DT_I16 : uns == 4 ? NA_DT_I32 : NA_DT_I64;
     if (uns && w0->dtype == sdt)
         r = w_err(c, NA_E_USAGE, "%s: an _Unsigned dataset cannot be written as %s, which "
                   "netCDF readers would read as unsigned again; --out-dtype U%zu or a float "

@@ -20,6 +20,7 @@ safetensors round trip through the official package (metadata, order);
 an all-NaN feature; --max-drop-fraction; --dry-run; save/apply params.
 Run: NANAUDIT=build/nanaudit .venv/bin/python tests/conformance/test_clean.py
 """
+import atexit
 import json
 import os
 import shutil
@@ -38,6 +39,9 @@ import nacheck  # noqa: E402
 
 EXE = nacheck.nanaudit_path()
 TMP = tempfile.mkdtemp(prefix="naclean.")
+# Also removed when another test imports this module for its helpers (their
+# files land here too).
+atexit.register(shutil.rmtree, TMP, True)
 FAILS = []
 
 
@@ -532,15 +536,12 @@ def test_offset_tiny_spread():
 
 def main():
     tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
-    try:
-        for t in tests:
-            try:
-                t()
-            except Exception as e:  # noqa: BLE001 - any error is a failure
-                FAILS.append(f"{t.__name__}: {e}")
-                print(f"FAIL {t.__name__}: {e}")
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
+    for t in tests:
+        try:
+            t()
+        except Exception as e:  # noqa: BLE001 - any error is a failure
+            FAILS.append(f"{t.__name__}: {e}")
+            print(f"FAIL {t.__name__}: {e}")
     if FAILS:
         print(f"{len(FAILS)} failure(s)")
         return 1

@@ -21,11 +21,13 @@ values (its set_nan count with --outliers nan, its dropped samples with
 with --mad, --mad 0) are exit 2 with their one-line message.
 Run: NANAUDIT=build/nanaudit .venv/bin/python tests/conformance/test_scan_mad.py
 """
+import atexit
 import json
 import os
 import struct
 import subprocess
 import sys
+import shutil
 import tempfile
 
 import ml_dtypes
@@ -36,6 +38,7 @@ import nacheck  # noqa: E402
 
 EXE = nacheck.nanaudit_path()
 TMP = tempfile.mkdtemp(prefix="nascanmad.")
+atexit.register(shutil.rmtree, TMP, True)
 FAILS = []
 MAXLOC = 100000
 ST_NAME = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64",

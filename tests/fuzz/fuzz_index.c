@@ -11,10 +11,19 @@
  */
 #include "fuzz_common.h"
 
-#include <stdio.h> /* fopen */
+#include <stdio.h>  /* fopen, remove */
+#include <stdlib.h> /* atexit */
+#include <unistd.h> /* rmdir */
 
 static char g_dir[64];
 static char g_path[128];
+
+/* libFuzzer ends a timed run with exit(): the private directory goes too. */
+static void remove_dir(void)
+{
+    (void)remove(g_path);
+    (void)rmdir(g_dir);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (mkdtemp(g_dir) == NULL)
             abort();
         snprintf(g_path, sizeof g_path, "%s/model.safetensors.index.json", g_dir);
+        atexit(remove_dir);
     }
     FILE *f = fopen(g_path, "wb");
     if (f == NULL)

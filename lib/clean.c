@@ -2216,7 +2216,11 @@ static inline uint64_t kept_run_end(const uint8_t *rs, uint64_t i, uint64_t n)
             double cl = in ? r : y != y ? 0.0 : r < (LO) ? (LO) : (HI);                            \
             T tv = (T)cl;                                                                          \
             memcpy(&ot[m], &tv, sizeof(T));                                                        \
-            back[q + m] = (double)tv; /* +0 for a -0 rounded */                                    \
+            /* +0 for a -0 rounded: gcc -O3 -fno-trapping-math folds                               \
+             * (double)(T)rint(y) into rint(y) in the vector loop (and                             \
+             * + 0.0 with it); a reader sees the integer 0 */                                      \
+            double bv = (double)tv;                                                                \
+            back[q + m] = bv == 0 ? 0.0 : bv;                                                      \
             over += (uint64_t)!in;                                                                 \
             unrep += (uint64_t)!(fabs(y) <= DBL_MAX);                                              \
         }                                                                                          \

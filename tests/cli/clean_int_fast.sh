@@ -53,4 +53,18 @@ assert str(ja["after"]["min"]) != "-0.0"
 PY
     done
 done
+# A clip bound in (-0.5, 0): its values round to the integer 0. In the
+# vector loop gcc -O3 -fno-trapping-math folded the read-back into rint's
+# -0.0, and the report said "min -0" (round 39a).
+"$NA_PYTHON" -c "import numpy as np; np.save('neg.npy', np.array([-1, -2, 10, 11, 12], np.int8))"
+expect_exit 0 "$N" clean neg.npy --zscore 1 --outliers clip -o neg.out.npy --report neg.json
+expect_stdout_contains "after  finite 5  nan 0  inf 0  min 0  max 12 "
+"$NA_PYTHON" - <<'PY' || fail "clip to -0"
+import json, math
+import numpy as np
+y = np.load("neg.out.npy")
+assert y.tolist() == [0, 0, 10, 11, 12], y.tolist()
+a = json.load(open("neg.json"))["tensors"][0]["after"]
+assert a["min"] == 0 and math.copysign(1, a["min"]) == 1, a["min"]
+PY
 pass

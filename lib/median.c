@@ -137,12 +137,14 @@ void na_med_result(const na_med_t *m, double *out)
             out[f] = NAN;
             continue;
         }
-        double lo = m->lo_val[f];
-        if (n % 2) {
-            out[f] = lo;
-        } else {
+        double lo = m->lo_val[f], med = lo;
+        if (n % 2 == 0) {
             double hi = m->le_count[f] > n / 2 ? lo : m->next_above[f];
-            out[f] = na_med_mid(lo, hi);
+            med = na_med_mid(lo, hi);
         }
+        /* The keys order -0 below +0, so ties of the two zeros can select
+         * -0; numpy's partition picks either. The statistics are equal;
+         * +0 keeps reports from printing "median -0" or "(x + 0)". */
+        out[f] = med == 0 ? 0.0 : med;
     }
 }

@@ -37,6 +37,18 @@ expect_json m.json '[t["outliers"] for t in j["files"][0]["tensors"] if t["name"
     '{"method": "mad", "threshold": 3.5, "median": 7.0, "mad": 0.0, "meanad": 0.0, "count": 0, "locations": []}'
 expect_json m.json 'j["device"]' '"cpu"'
 
+# A median selected among tied zeros of both signs is +0 (the radix keys
+# order -0 first: the report said "median": -0.0 and "(x + 0)", round 40a)
+"$NA_PYTHON" -c "
+import numpy as np
+from safetensors.numpy import save_file
+save_file({'nz': np.array([-5, -3, -0.0, -0.0, -0.0, 0, 3, 5, 100], np.float32)}, 'nz.safetensors')"
+expect_exit 0 "$N" scan --mad 3.5 nz.safetensors
+expect_stdout_contains "note nz: 1 outlier with modified z-score |0.6745 (x - 0) / 3| > 3.5 (median, MAD) (first at [8])"
+expect_exit 0 "$N" scan --mad 3.5 --format json nz.safetensors
+cp "$T/stdout" nz.json
+expect_json nz.json 'j["files"][0]["tensors"][0]["outliers"]["median"].hex()' '"0x0.0p+0"'
+
 # --fail-on outliers gates on the --mad count
 expect_exit 1 "$N" scan --mad 3.5 --fail-on outliers m.safetensors
 expect_exit 0 "$N" scan --mad 80 --fail-on outliers m.safetensors

@@ -317,6 +317,10 @@ const char *na_index_shard_path(const na_index_t *ix, size_t i); /* sorted, uniq
  * for the total_size check. A shard checked twice counts once. */
 na_status_t na_index_check_shard(na_index_t *ix, size_t i, const char *const *names,
                                  size_t n, uint64_t data_bytes, na_err_t *err);
+/* Shard i is an index file the walk lists as an input of its own: it
+ * stays that input, and na_index_finish says why shard i was not checked
+ * (it was "invalid or unreadable", without the reason; round 40a). */
+void na_index_shard_is_index(na_index_t *ix, size_t i);
 /* After all shards: every shard was checked (a missing file gives
  * NA_E_NOTFOUND "missing shard file 'X'", an unchecked one NA_E_FORMAT). */
 na_status_t na_index_finish(na_index_t *ix, na_err_t *err);

@@ -30,6 +30,7 @@
  * (tester round 22b: such checkpoints failed the gate with exit 3).
  */
 #include "format.h"
+#include "json_err.h"
 
 #include <errno.h>    /* errno */
 #include <stdarg.h>   /* va_list */
@@ -54,7 +55,7 @@ struct na_index {
     char **shard_files;   /* as in the index, sorted, unique */
     char **shard_paths;   /* resolved against the index's directory */
     size_t *shard_ntensors;
-    unsigned char *checked;
+    unsigned char *checked; /* per shard: 1 checked, 2 an index (na_index_shard_is_index) */
     size_t n_entries;
     ix_entry_t *entries;  /* sorted by name */
     size_t *by_shard;     /* entry ids grouped by shard ... */
@@ -330,10 +331,11 @@ na_status_t na_index_load(const char *path, na_index_t **out, na_err_t *err)
         return st;
     json_error_t je;
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    if (root == NULL)
+        st = na_json_load_error("index", &je, buf, len, err);
     free(buf);
     if (root == NULL)
-        return na_err_set(err, NA_E_FORMAT, "index is not valid JSON: %s (line %d, column %d)",
-                          je.text, je.line, je.column);
+        return st;
     na_index_t *ix = calloc(1, sizeof *ix);
     const json_t *wm = NULL;
     if (ix == NULL || (ix->path = strdup(path)) == NULL)
@@ -401,7 +403,7 @@ na_status_t na_index_check_shard(na_index_t *ix, size_t i, const char *const *na
 {
     if (i >= ix->n_shards)
         return na_err_set(err, NA_E_INTERNAL, "shard %zu out of range", i);
-    if (ix->checked[i])
+    if (ix->checked[i] == 1)
         return NA_OK; /* reached twice (symlink): counted once */
     ix->checked[i] = 1;
     ix->sum_bytes += data_bytes;
@@ -444,11 +446,22 @@ na_status_t na_index_check_shard(na_index_t *ix, size_t i, const char *const *na
                       nprob - NOTE_SHOWN);
 }
 
+void na_index_shard_is_index(na_index_t *ix, size_t i)
+{
+    if (i < ix->n_shards && !ix->checked[i])
+        ix->checked[i] = 2;
+}
+
 na_status_t na_index_finish(na_index_t *ix, na_err_t *err)
 {
     for (size_t i = 0; i < ix->n_shards; i++) {
-        if (ix->checked[i])
+        if (ix->checked[i] == 1)
             continue;
+        if (ix->checked[i] == 2)
+            return na_err_set(err, NA_E_FORMAT,
+                              "shard '%s' is an index file, not a safetensors or PyTorch file, "
+                              "so it was not checked against the index",
+                              ix->shard_files[i]);
         struct stat sb;
         if (stat(ix->shard_paths[i], &sb) != 0)
             return na_err_set(err, NA_E_NOTFOUND,

@@ -33,6 +33,7 @@
  * Data reads go through mapfile.c windows, never a whole-file mapping.
  */
 #include "format.h"
+#include "json_err.h"
 
 #include <jansson.h>  /* json_loadb, JSON_REJECT_DUPLICATES */
 #include <stdint.h>   /* SIZE_MAX, UINT64_MAX */
@@ -178,6 +179,9 @@ static size_t utf8_len(const uint8_t *s, size_t n)
 
 static na_status_t check_utf8(const uint8_t *h, size_t n, na_err_t *err)
 {
+    na_status_t st = na_json_bom_error("header", h, n, err);
+    if (st != NA_OK)
+        return st;
     for (size_t i = 0; i < n;) {
         size_t l = utf8_len(h + i, n - i);
         if (l == 0)
@@ -333,21 +337,8 @@ static na_status_t parse_json(const char *h, size_t n, json_t **out, na_err_t *e
          * lexer fails (seen under ulimit -v): out of memory too */
         if (json_error_code(&je) == json_error_out_of_memory || (je.line < 0 && !je.text[0]))
             return na_err_set(err, NA_E_NOMEM, "out of memory parsing the header");
-        /* Valid JSON that the reference loader (serde_json) takes, but
-         * names and metadata are NUL-terminated strings in nanaudit (and
-         * jansson refuses a NUL in a key): refused, in words, not with
-         * jansson's flag name (JSON_ALLOW_NUL). */
-        if (json_error_code(&je) == json_error_null_character ||
-            json_error_code(&je) == json_error_null_byte_in_key)
-            return na_err_set(err, NA_E_UNSUPPORTED,
-                              "header: a %s holds a NUL character (U+0000; line %d, column "
-                              "%d), which nanaudit does not support",
-                              json_error_code(&je) == json_error_null_byte_in_key
-                                  ? "tensor name or key"
-                                  : "string",
-                              je.line, je.column);
-        return na_err_set(err, NA_E_FORMAT, "header is not valid JSON: %s (line %d, column %d)",
-                          je.text, je.line, je.column);
+        /* a byte-order mark, a NUL (valid JSON that serde_json takes), the rest */
+        return na_json_load_error("header", &je, h, n, err);
     }
     if (!json_is_object(*out)) {
         na_status_t st = na_err_set(err, NA_E_FORMAT, "header is %s, not a JSON object",

@@ -88,12 +88,29 @@ static int object_at_8(const uint8_t *head, size_t n, uint64_t size)
     return i < n && head[i] == '{';
 }
 
+/* A byte-order mark at b[i]: UTF-8 (EF BB BF) or UTF-16 (FF FE, FE FF).
+ * JSON text must not begin with one (RFC 8259, section 8.1), and the
+ * safetensors reader refuses it, naming it. */
+static int bom_at(const uint8_t *b, size_t i, size_t n)
+{
+    return (i + 3 <= n && b[i] == 0xEF && b[i + 1] == 0xBB && b[i + 2] == 0xBF) ||
+           (i + 2 <= n && ((b[i] == 0xFF && b[i + 1] == 0xFE) || (b[i] == 0xFE && b[i + 1] == 0xFF)));
+}
+
 static int is_safetensors(const uint8_t *head, size_t n, uint64_t size)
 {
     /* A plausible length was decided first (is_safetensors_strict); an
      * absurd one is still safetensors (the reader says "header length
-     * exceeds the file") unless the bytes are plainly JSON text. */
-    return object_at_8(head, n, size) && !looks_like_json_text(head, n);
+     * exceeds the file") unless the bytes are plainly JSON text. A
+     * length that fits the file followed by a JSON array or a byte-order
+     * mark is a header the reader can name the fault of (round 40a: it
+     * was "unrecognised content ... give --dtype"). */
+    if (object_at_8(head, n, size))
+        return !looks_like_json_text(head, n);
+    if (n < 10 || le64(head) > size - 8 || le64(head) < 2)
+        return 0;
+    size_t i = skip_ws(head, 8, n);
+    return i < n && (head[i] == '[' || bom_at(head, i, n));
 }
 
 /* A safetensors length that fits the file, followed by '{': decided
@@ -151,7 +168,7 @@ na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
     if (is_safetensors(head, n, size))
         return NA_FILE_SAFETENSORS;
     size_t i = skip_ws(head, 0, n);
-    if (i < n && (head[i] == '{' || head[i] == '['))
+    if (i < n && (head[i] == '{' || head[i] == '[' || bom_at(head, i, n)))
         return NA_FILE_JSON;
     return NA_FILE_UNKNOWN;
 }

@@ -350,7 +350,8 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
         /* an index the walk listed named as a shard: it stays that index
          * (taking it as the shard made its entry the naming index's, and
          * its own problems vanished; round 36a); the naming index says
-         * the shard was not checked */
+         * the shard was not checked, and why */
+        na_index_shard_is_index(c->w->indexes[k], i);
         return NA_OK;
     }
     if (s != NULL) {
@@ -364,6 +365,8 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
             na_err_set(&e, NA_E_FORMAT, "shard is not a safetensors file (%s)",
                        na_kind_of_file_str(p.kind));
         if (st != NA_OK || !shard_kind) {
+            if (st == NA_OK && p.kind == NA_FILE_INDEX)
+                na_index_shard_is_index(c->w->indexes[k], i);
             /* one entry for the file, as add_file's error items */
             if (st == NA_OK && seen_error_item(c, p.dev, p.ino) != 0)
                 return nomem(c);

@@ -172,14 +172,16 @@ static int ZCALLBACK zio_error(voidpf opaque, voidpf stream)
 static na_status_t zfail(const char *what, int code, na_err_t *err)
 {
     const char *why = code == UNZ_BADZIPFILE ? "bad zip structure"
-                      : code == UNZ_CRCERROR ? "CRC mismatch"
+                      : code == UNZ_CRCERROR ? "the data's CRC-32 differs from the one the "
+                                               "archive records (damaged data)"
                       : code == UNZ_ERRNO    ? "read error"
                       : code == UNZ_INTERNALERROR ? "internal error"
                       : code == Z_DATA_ERROR ? "corrupt deflate data"
                       : code == Z_MEM_ERROR  ? "out of memory"
-                                             : "error";
-    return na_err_set(err, code == Z_MEM_ERROR ? NA_E_NOMEM : NA_E_FORMAT, "zip: %s: %s (%d)",
-                      what, why, code);
+                                             : NULL;
+    if (why == NULL) /* minizip's or zlib's own code, for a report */
+        return na_err_set(err, NA_E_FORMAT, "zip: %s: error %d", what, code);
+    return na_err_set(err, code == Z_MEM_ERROR ? NA_E_NOMEM : NA_E_FORMAT, "zip: %s: %s", what, why);
 }
 
 /* ---- zip64 values minizip 1.1 misreads ------------------------------- */

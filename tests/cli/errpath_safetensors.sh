@@ -31,7 +31,26 @@ json.dump({"metadata": [1], "weight_map": {"w": "model-00001-of-00001.safetensor
 json.dump({"weight_map": ["w"]}, open(f"{T}/wm/model.safetensors.index.json", "w"))
 np.save(f"{T}/sh/shard.npy", np.zeros(3, "f4"))
 json.dump({"weight_map": {"w": "shard.npy"}}, open(f"{T}/sh/model.safetensors.index.json", "w"))
+# headers that fit the file but are not a JSON object: a byte-order mark
+# (UTF-8, UTF-16) or an array; they were "unrecognised content ... give
+# --dtype" (round 40a)
+w = '{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
+st(f"{T}/bom8.safetensors", "\ufeff" + w, one)
+open(f"{T}/bom16.safetensors", "wb").write(
+    struct.pack("<Q", 2 + 2 * len(w)) + b"\xff\xfe" + w.encode("utf-16-le") + one)
+st(f"{T}/list.safetensors", "[" + w + "]", one)
 PY
+
+for f in bom8 bom16 list; do
+    expect_exit 3 "$NANAUDIT" scan "$T/$f.safetensors"
+    expect_stdout_contains "$T/$f.safetensors (safetensors)"
+done
+expect_exit 3 "$NANAUDIT" scan "$T/bom8.safetensors"
+assert_eq "$(cat "$T/stderr")" "nanaudit: $T/bom8.safetensors: header begins with a UTF-8 byte-order mark (EF BB BF), which JSON text must not (RFC 8259, section 8.1); save it without one" "UTF-8 BOM"
+expect_exit 3 "$NANAUDIT" scan "$T/bom16.safetensors"
+assert_eq "$(cat "$T/stderr")" "nanaudit: $T/bom16.safetensors: header begins with a UTF-16 byte-order mark (FF FE): JSON here must be UTF-8 (RFC 8259, section 8.1)" "UTF-16 BOM"
+expect_exit 3 "$NANAUDIT" scan "$T/list.safetensors"
+assert_eq "$(cat "$T/stderr")" "nanaudit: $T/list.safetensors: header is an array, not a JSON object" "array header"
 
 # a key twice inside a tensor's entry: refused, one line naming the
 # tensor (audit 25a: it named only the key), exit 3

@@ -100,8 +100,22 @@ echo '{"weight_map": {"lm_head": "model.safetensors.index.json"}}' > "$d/e14.saf
 echo '{"weight_map": {}}' > "$d/model.safetensors.index.json"
 expect_exit 3 "$NANAUDIT" scan --format json "$d/e14.safetensors.index.json"
 expect_json "$T/stdout" '[(f["path"].rsplit("/", 1)[1], f["error"]) for f in j["files"]]' \
-    '[["e14.safetensors.index.json", "shard '"'model.safetensors.index.json'"' is invalid or unreadable, so it was not checked against the index"], ["model.safetensors.index.json", "shard is not a safetensors file (sharded-checkpoint index)"]]'
+    '[["e14.safetensors.index.json", "shard '"'model.safetensors.index.json'"' is an index file, not a safetensors or PyTorch file, so it was not checked against the index"], ["model.safetensors.index.json", "shard is not a safetensors file (sharded-checkpoint index)"]]'
 expect_exit 3 "$NANAUDIT" scan --format json "$d"
 expect_json "$T/stdout" 'len(j["files"])' 3
 expect_json "$T/stdout" '[f["error"] is not None for f in j["files"] if f["path"].endswith("/model.safetensors.index.json")]' '[true]'
+# an index naming itself as its shard: why it was not checked (round 40a:
+# "invalid or unreadable" alone)
+echo '{"weight_map": {"a": "self.safetensors.index.json"}}' > "$d/self.safetensors.index.json"
+expect_exit 3 "$NANAUDIT" scan "$d/self.safetensors.index.json"
+expect_stderr_contains "nanaudit: $d/self.safetensors.index.json: shard 'self.safetensors.index.json' is an index file, not a safetensors or PyTorch file, so it was not checked against the index"
+assert_eq "$(wc -l < "$T/stderr")" 1 "stderr lines of the self-naming index"
+# JSON that must not begin with a byte-order mark (RFC 8259 section 8.1),
+# and a NUL in a name: said in words, not in jansson's (round 40a)
+printf '\xef\xbb\xbf{"weight_map": {"lm_head": "m.safetensors"}}' > "$d/bom.safetensors.index.json"
+expect_exit 3 "$NANAUDIT" scan "$d/bom.safetensors.index.json"
+expect_stderr_contains "nanaudit: $d/bom.safetensors.index.json: index begins with a UTF-8 byte-order mark (EF BB BF), which JSON text must not (RFC 8259, section 8.1); save it without one"
+printf '{"weight_map": {"lm_\\u0000head": "m.safetensors"}}' > "$d/nul.safetensors.index.json"
+expect_exit 3 "$NANAUDIT" scan "$d/nul.safetensors.index.json"
+expect_stderr_contains "nanaudit: $d/nul.safetensors.index.json: index: a tensor name or key holds a NUL character (U+0000; line 1, column"
 pass

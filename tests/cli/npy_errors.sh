@@ -132,5 +132,5 @@ expect_json "$T/two.json" 'j["files"][1]["tensors"][0]["mean"]' '2.5'
 expect_exit 3 "$NANAUDIT" scan "$T/trunc.npz"
 expect_stderr_contains "trunc.npz: member 'cut.npy': data truncated: shape (6,) × <f8 needs 48 bytes, the file has 40"
 expect_exit 3 "$NANAUDIT" scan "$T/crc.npz"
-expect_stderr_contains "crc.npz: member 'w.npy': zip: w.npy: CRC mismatch"
+expect_stderr_contains "crc.npz: member 'w.npy': zip: w.npy: the data's CRC-32 differs from the one the archive records (damaged data)"
 pass

@@ -36,7 +36,7 @@ bad zip64_no_extra.npz \
 bad zip64_local_differs.npz \
     "zip: member 'a.npy': local header sizes 148/148 differ from the central directory's 144/144"
 bad zip64_overlap.npz "zip: the member at offset 0 (199 bytes) overlaps the member at offset 0"
-bad zip64_deflated_crc.npz "member 'a.npy': zip: a.npy: CRC mismatch (-105)"
+bad zip64_deflated_crc.npz "member 'a.npy': zip: a.npy: the data's CRC-32 differs from the one the archive records (damaged data)"
 bad zip64_deflated_cut.npz "member 'a.npy': zip: member 'a.npy' ended after 38 bytes (truncated or corrupt)"
 
 # sizes and local header offset only in zip64 extra fields: read right

@@ -1817,7 +1817,7 @@ static int fsync_dir(const char *dir)
  * which clean cannot write back ...") is that entry's error in the
  * report too: it said "cleaned" beside exit 3 (eighteenth fresh-user
  * round). The longest name that msg starts with, followed by ": ". */
-static void blame_entry(crun_t *c, const char *msg)
+static int blame_entry(crun_t *c, const char *msg)
 {
     cli_clean_entry_t *best = NULL;
     size_t blen = 0;
@@ -1833,6 +1833,7 @@ static void blame_entry(crun_t *c, const char *msg)
         best->emitted = 0;
         entry_failed(best, msg);
     }
+    return best != NULL;
 }
 
 /* Write, verify, fsync, rename. Returns the exit code (0 or 4). */
@@ -1972,7 +1973,7 @@ static int write_output(crun_t *c)
     if (st == NA_OK && getenv("NANAUDIT_TEST_CORRUPT"))
         corrupt_last_byte(g_tmp);
     if (st == NA_OK)
-        st = input_unchanged(c, &err);
+        st = input_unchanged(c, &err); /* the line names OUT, the text the input */
     /* the input again, whatever read it (shrank): never published */
     if (st == NA_OK && shrank(c)) {
         st = na_err_set(&err, NA_E_IO, "%s", NA_MAP_SHRANK_MSG);
@@ -2009,8 +2010,19 @@ static int write_output(crun_t *c)
             raise(sig);
         }
         drop_tmp();
-        if (who == c->r.input)
-            blame_entry(c, err.msg);
+        /* The report says why (round 40b: an input changed while cleaned
+         * left every field null but exit_code): one tensor's reason, or
+         * the run's error; no SHA-256 of bytes nothing was written from. */
+        if (who != c->r.input || !blame_entry(c, err.msg)) {
+            char line[NA_ERR_LEN + 64]; /* cut to fit; the stderr line has it whole */
+            snprintf(line, sizeof line, "%s%s%s", who == c->r.input ? "" : who,
+                     who == c->r.input ? "" : ": ", err.msg);
+            size_t len = strlen(line);
+            len = len < sizeof c->r.error ? len : sizeof c->r.error - 1;
+            memcpy(c->r.error, line, len);
+            c->r.error[len] = '\0';
+        }
+        c->r.sha[0] = '\0';
         cli_error(who, "%s; nothing written", err.msg);
     }
     wlist_free(c, &wl);

@@ -33,10 +33,14 @@ resume() {
 no_tmp() { assert_eq "$(ls -A out . | grep -c nanaudit-tmp)" "0" "temporary file left"; }
 
 # 1. the input modified in place mid-clean
-run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/a.f64 --normalize minmax
+run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/a.f64 --normalize minmax --report a.json
 printf 'x' | dd of=in.f64 bs=1 seek=100 conv=notrunc status=none
 resume 3
 assert_eq "$(cat "$T/stderr")" "nanaudit: out/a.f64: the input 'in.f64' changed while it was being cleaned (modified or replaced); nothing written" "stderr"
+# the report says why, and has no SHA-256 (round 40b: error null, the
+# tensor "cleaned", the hash of bytes the file no longer had)
+expect_json a.json '[j["error"], j["input_sha256"], j["written"], j["exit_code"]]' \
+    '["out/a.f64: the input '"'in.f64'"' changed while it was being cleaned (modified or replaced)", null, false, 3]'
 [ ! -e out/a.f64 ] || fail "output written from a changed input"
 no_tmp
 cp orig.f64 in.f64
@@ -50,10 +54,12 @@ expect_stderr_contains "the input 'in.npy' changed while it was being cleaned (m
 no_tmp
 
 # 3. the output appears mid-clean: kept without --force, replaced with it
-run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/c.f64 --normalize minmax
+run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/c.f64 --normalize minmax --report c.json
 echo precious >out/c.f64
 resume 4
 assert_eq "$(cat "$T/stderr")" "nanaudit: out/c.f64: appeared while cleaning and is not replaced without --force; nothing written" "stderr"
+expect_json c.json '[j["error"], j["input_sha256"], j["written"], j["exit_code"]]' \
+    '["out/c.f64: appeared while cleaning and is not replaced without --force", null, false, 4]'
 assert_eq "$(cat out/c.f64)" "precious" "the file that appeared"
 no_tmp
 run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/d.f64 --normalize minmax --force

@@ -130,8 +130,9 @@ static int print_tensors(na_input_t *in, const char *path)
                     snprintf(why, sizeof why, "  (not auditable%s%s)",
                              st == NA_E_FORMAT || st == NA_E_IO || !err.msg[0] ? "" : ": ",
                              st == NA_E_FORMAT || st == NA_E_IO ? "" : err.msg);
-                else if (t.src.read == NULL)
-                    snprintf(why, sizeof why, "  (skipped: not numeric)");
+                else if (t.src.read == NULL) /* the reader's reason, as scan's row */
+                    snprintf(why, sizeof why, "  (skipped: %s)",
+                             err.msg[0] ? err.msg : "not numeric");
                 printf("  %-*s  %-*s  %s%s%s\n", (int)wd, dt, (int)ws, shape, bytes, of, why);
                 if (st == NA_E_FORMAT || st == NA_E_IO) {
                     cli_error(path, "%s", err.msg[0] ? err.msg : na_status_str(st));

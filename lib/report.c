@@ -249,7 +249,7 @@ const char *na_summary_tensors(const na_summary_t *s, char *buf, size_t cap)
     int n = snprintf(buf, cap, "%llu tensor%s", (unsigned long long)s->tensors,
                      s->tensors == 1 ? "" : "s");
     if (s->skipped && n > 0 && (size_t)n < cap)
-        snprintf(buf + n, cap - (size_t)n, " (%llu not numeric)", (unsigned long long)s->skipped);
+        snprintf(buf + n, cap - (size_t)n, " (%llu skipped)", (unsigned long long)s->skipped);
     return buf;
 }
 

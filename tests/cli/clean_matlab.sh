@@ -62,7 +62,7 @@ with open("c.mat", "r+b") as f:
 expect_exit 0 "$NANAUDIT" scan c.mat
 expect_stdout_contains "skipped: /s: a MATLAB char array (text)"
 expect_stdout_contains "skipped: /e: a MATLAB empty array (its dimensions are stored, not data)"
-expect_stdout_contains "3 tensors (2 not numeric)"
+expect_stdout_contains "3 tensors (2 skipped)"
 expect_exit 0 "$NANAUDIT" clean c.mat -o oc.mat --nonfinite zero
 "$NA_PYTHON" -c '
 import h5py, numpy as np

@@ -28,7 +28,7 @@ expect_json r.json '[[t["name"], t["min"], t["max"], t["mean"], t["zeros"]] for 
 expect_json r.json '[f["kind"] for t in j["files"][0]["tensors"] for f in t.get("findings", [])]' '["zero_tensor"]'
 expect_exit 0 "$N" info b.h5
 expect_stdout_contains "/m      BOOL   [4]    4"
-expect_stdout_contains "/e      ?      [2]    0  (skipped: not numeric)"
+expect_stdout_contains "/e      ?      [2]    0  (skipped: enum data (named values))"
 # clean copies them; the values read back in h5py as bool
 expect_exit 0 "$N" clean b.h5 -o o.h5 --normalize minmax
 expect_stdout_contains "/m: copied: BOOL is never transformed"

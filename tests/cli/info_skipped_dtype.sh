@@ -13,7 +13,7 @@ np.savez(sys.argv[1], x=np.arange(4, dtype="<f8"), v=np.array(b"abc"))
 expect_exit 0 "$NANAUDIT" info "$T/m.npz"
 expect_stdout_lacks "INVALID"
 expect_stdout_contains "  x       F64    [4]    32"
-expect_stdout_contains "  v       ?      []     3  (skipped: not numeric)"
+expect_stdout_contains "  v       ?      []     3  (skipped: dtype |S3 is not numeric data (string, bytes, void or datetime))"
 
 expect_exit 0 "$NANAUDIT" scan "$T/m.npz"
 expect_stdout_contains "skipped: v: dtype |S3 is not numeric data"

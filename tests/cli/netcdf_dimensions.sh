@@ -34,7 +34,7 @@ with h5py.File("h.h5", "w") as f:                                # h5py dimensio
 expect_exit 1 "$NANAUDIT" scan d.nc
 expect_stdout_contains "skipped: /t: a netCDF dimension, not a variable"
 expect_stdout_contains "skipped: /x: a netCDF dimension, not a variable"
-expect_stdout_contains "6 tensors (2 not numeric)"
+expect_stdout_contains "6 tensors (2 skipped)"
 expect_stdout_lacks "note /t"
 expect_exit 1 "$NANAUDIT" scan --format json d.nc
 expect_json "$T/stdout" '[t["status"] for t in j["files"][0]["tensors"] if t["name"] == "/t"][0]' '"skipped"'

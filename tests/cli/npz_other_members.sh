@@ -40,7 +40,7 @@ for f in m.npz md.npz; do
     expect_stdout_contains "skipped: labels.json: $SKIP"
     expect_exit 0 "$N" info "$f"
     expect_stdout_contains "labels.json"
-    expect_stdout_contains "(skipped: not numeric)"
+    expect_stdout_contains "(skipped: not an .npy member (np.load gives its bytes): not numeric data)"
 
     # clean: x loses its NaN row, y (same length) with it, the JSON member
     # is copied byte for byte

@@ -6,7 +6,8 @@
  *   {"schema_version", "command": "clean", "version", "input", "output"
  *    (null for --dry-run), "format", "input_sha256", "written" (bool),
  *    "dry_run", "refused" (why nothing was written, or null), "error"
- *    (the input could not be opened, or null), "device"
+ *    (why nothing was written when no tensor is the cause, or null),
+ *    "warnings" (the run's stderr warnings, not a tensor's), "device"
  *    (what ran the write pass, as scan's), "device_note" (only when set),
  *    "tensors": [{"name", "status" ("cleaned" | "copied" | "error"),
  *      "reason", "dtype", "out_dtype", "shape", "out_shape", "samples",
@@ -140,6 +141,16 @@ int cli_clean_report_json(const cli_clean_run_t *r, FILE *out)
     json_object_set_new(o, "dry_run", json_boolean(r->dry_run));
     json_object_set_new(o, "refused", jstr(r->refused[0] ? r->refused : NULL));
     json_object_set_new(o, "error", jstr(r->error[0] ? r->error : NULL));
+    json_t *w = json_array(); /* the run's warnings, as on stderr: the first CLI_CLEAN_RUN_WARN */
+    for (size_t i = 0; i < r->n_warn && i < CLI_CLEAN_RUN_WARN; i++)
+        json_array_append_new(w, jstr(r->warn[i]));
+    if (r->n_warn > CLI_CLEAN_RUN_WARN) {
+        char more[64];
+        snprintf(more, sizeof more, "... and %zu more on standard error",
+                 r->n_warn - CLI_CLEAN_RUN_WARN);
+        json_array_append_new(w, json_string(more));
+    }
+    json_object_set_new(o, "warnings", w);
     json_object_set_new(o, "device", json_string(r->device ? r->device : "cpu"));
     if (r->device_note) /* only when there is something to say, as in scan's report */
         json_object_set_new(o, "device_note", jstr(r->device_note));

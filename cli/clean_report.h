@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #define CLI_CLEAN_MAX_WARN 6
+#define CLI_CLEAN_RUN_WARN 8 /* run warnings kept for the report (cli_clean_run_t) */
 
 /* A null in an --apply-params file for a statistic the run uses, of a
  * feature that is not passthrough (clean_params.h): field is the
@@ -62,6 +63,8 @@ typedef struct cli_clean_run {
     char refused[NA_ERR_LEN];
     char error[NA_ERR_LEN];  /* the input could not be opened, or clean cannot
                               * write its format: the stderr line's text */
+    size_t n_warn;           /* run warnings (stderr's "warning:" lines), the first */
+    char warn[CLI_CLEAN_RUN_WARN][NA_ERR_LEN]; /* CLI_CLEAN_RUN_WARN as "PATH: message" */
     const char *device;      /* what ran the write pass: "cpu", "cuda:N", "cuda:N+cpu" */
     const char *device_note; /* why some of it ran elsewhere, or NULL */
     size_t n;

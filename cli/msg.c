@@ -27,10 +27,21 @@ static void put_escaped(const char *s)
     free(buf);
 }
 
+static cli_warn_sink_fn g_sink;
+static void *g_sink_ud;
+
+void cli_warn_sink(cli_warn_sink_fn fn, void *ud)
+{
+    g_sink = fn;
+    g_sink_ud = ud;
+}
+
 static void vmsg(const char *kind, const char *path, const char *fmt, va_list ap)
 {
     char line[NA_ERR_LEN + 256];
     vsnprintf(line, sizeof line, fmt, ap);
+    if (*kind && g_sink) /* a warning: the report's list too */
+        g_sink(g_sink_ud, path, line);
     fputs("nanaudit: ", stderr);
     fputs(kind, stderr);
     if (path) {

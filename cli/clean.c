@@ -2347,7 +2347,7 @@ static int clean_main(const cli_opts_t *o)
         json_t *pj = cli_params_new(&c.eng);
         for (size_t i = 0; pj && i < c.r.n; i++)
             if (c.r.e[i].cleaned && !c.r.e[i].follower) /* followers: no statistics */
-                cli_params_add(pj, c.r.e[i].name, &c.r.e[i].ct);
+                cli_params_add(pj, c.r.e[i].name, &c.r.e[i].ct, eng_of(&c, &c.r.e[i]));
         errno = 0;
         int bad = !pj || cli_params_save(pj, o->clean.save_params) != 0;
         int why = pj ? errno : ENOMEM;

@@ -39,13 +39,13 @@
 #include <string.h>   /* strcmp, strlen */
 #include <sys/stat.h> /* stat, S_ISDIR */
 
-#define NFIELDS 12
+/* The fields, in the order of fields[] and field() */
+enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN, N_MAX, N_MEAN, N_STD, N_MEAN_LO, NFIELDS };
 static const char *const fields[NFIELDS] = {"nf_fill", "center", "scale", "meanad", "lo_bound",
                                             "hi_bound", "fill2", "n_min", "n_max", "n_mean",
                                             "n_std", "n_mean_lo"};
 /* n_mean_lo (na_clean_feat_t) is optional when read: files of an older
  * nanaudit lack it, and its null or absence is 0 */
-#define N_MEAN_LO 11
 
 static double *field(na_clean_feat_t *f, int i)
 {
@@ -109,7 +109,8 @@ static json_t *feature_shape(const na_clean_tensor_t *ct)
     return fs;
 }
 
-int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct)
+int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct,
+                   const na_clean_opts_t *o)
 {
     json_t *e = json_object(), *pt = json_array();
     if (!e || !pt)
@@ -126,9 +127,13 @@ int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct)
     json_object_set_new(e, "passthrough", pt);
     for (int i = 0; i < NFIELDS; i++) {
         json_t *a = json_array();
+        /* null for a step the run does not have (docs/json-schema.md;
+         * round 41b: fill2 of --outliers clip, n_mean_lo without step 3) */
+        int unused = (i == FILL2 && !(o->method != NA_OM_NONE && o->action == NA_OA_MEAN)) ||
+                     (i == N_MEAN_LO && o->normalize == NA_NORM_NONE);
         for (uint64_t f = 0; a && f < ct->nfeat; f++) {
             double v = *field(&ct->feat[f], i);
-            json_array_append_new(a, isfinite(v) ? json_real(v) : json_null());
+            json_array_append_new(a, isfinite(v) && !unused ? json_real(v) : json_null());
         }
         json_object_set_new(e, fields[i], a);
     }
@@ -172,7 +177,6 @@ static double value_at(json_t *e, int i, size_t j)
  * the outlier step then flags nothing (--help). 0 or -1 with why. */
 static int check_values(const char *name, json_t *e, size_t nf, char *why, size_t cap)
 {
-    enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN, N_MAX, N_MEAN, N_STD };
     for (size_t j = 0; j < nf; j++) {
         for (int i = 0; i < NFIELDS; i++) {
             double v = value_at(e, i, j);
@@ -468,13 +472,12 @@ static int compare_options(json_t *op, const na_clean_opts_t *o, char *why, size
  * that is not passthrough, and the option that reads it (for the message). */
 static int field_used(int i, const na_clean_opts_t *o, char *opt, size_t cap)
 {
-    enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN, N_MAX, N_MEAN, N_STD };
     if (i == NF_FILL && is_fill(o->nonfinite)) {
         desc_nonfinite(opt, cap, o->nonfinite, o->nf_value);
         return 1;
     }
     if (i >= CENTER && i <= FILL2 && o->method != NA_OM_NONE &&
-        (i != MEANAD || o->method == NA_OM_MAD)) {
+        (i != MEANAD || o->method == NA_OM_MAD) && (i != FILL2 || o->action == NA_OA_MEAN)) {
         desc_method(opt, cap, o->method, o->k);
         return 1;
     }
@@ -501,7 +504,6 @@ static int field_used(int i, const na_clean_opts_t *o, char *opt, size_t cap)
 static int derived_ok(const char *name, size_t j, const na_clean_opts_t *o,
                       const na_clean_feat_t *f, char *why, size_t cap)
 {
-    enum { NF_FILL = 0, LO = 4, HI = 5, N_MEAN = 9 };
     int i = -1;
     double want = 0;
     char how[96] = "";

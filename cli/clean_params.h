@@ -14,8 +14,10 @@
 /* An empty parameter file (schema_version 2) recording the run's options
  * o (clean_params.c describes the schema); NULL when out of memory. */
 json_t *cli_params_new(const na_clean_opts_t *o);
-/* Add one tensor's parameters; 0 or -1 (out of memory). */
-int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct);
+/* Add one tensor's parameters, fitted with options o (its engine's); 0 or
+ * -1 (out of memory). */
+int cli_params_add(json_t *root, const char *name, const na_clean_tensor_t *ct,
+                   const na_clean_opts_t *o);
 /* Write the file; 0, or -1 with errno set. A regular file (or a new
  * one) is written as a hidden temporary file beside it
  * (.nanaudit-tmp-XXXXXX, cli_write_file), fsync'ed and renamed over it: a failure

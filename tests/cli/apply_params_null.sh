@@ -65,6 +65,10 @@ expect_json z.json 'j["tensors"]["data"]["nf_fill"]' '[null, null]'
 expect_exit 0 "$N" clean "${R[@]}" a.f64 -o z2.out --apply-params z.json "${NZ[@]}"
 cmp -s z.out z2.out || fail "zscore round trip differs"
 expect_json m.json 'j["tensors"]["data"]["n_mean"]' '[null, null]'
+# steps the run does not have are null (round 41b): fill2 is --outliers
+# mean's, n_mean_lo step 3's
+expect_json m.json '[j["tensors"]["data"][k] for k in ("fill2", "n_mean_lo")]' '[[null, null], [null, null]]'
+expect_json m.json 'j["tensors"]["data"]["lo_bound"][0] is not None' 'true'
 expect_exit 0 "$N" clean "${R[@]}" a.f64 -o m2.out --apply-params m.json "${M[@]}"
 cmp -s m.out m2.out || fail "mad round trip differs"
 

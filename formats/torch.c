@@ -605,17 +605,23 @@ static na_status_t legacy_stores(torch_input_t *ti, const na_pk_result_t *obj,
     if (dst != NA_OK)
         return dst;
     for (size_t i = 0; i < keys->n_keys; i++) {
-        const char *key = keys->keys[i];
+        const char *key = keys->keys[i], *who = NULL; /* the first tensor on it */
         unsigned es = 0;
         for (size_t t = 0; t < obj->n_tensors && es == 0; t++)
-            if (strcmp(obj->tensors[t].storage_key, key) == 0)
+            if (strcmp(obj->tensors[t].storage_key, key) == 0) {
                 es = elem_size(&obj->tensors[t]);
+                who = obj->tensors[t].name;
+            }
+        /* messages name a tensor: the key is pickle-internal (round 40a) */
+        char whose[200] = "";
+        if (who)
+            snprintf(whose, sizeof whose, "tensor '%.120s': ", who);
         uint8_t n8[8];
         na_status_t st = na_map_pread(ti->map, pos, 8, n8, err);
         if (st != NA_OK)
-            return na_err_set(err, NA_E_FORMAT, "data truncated: storage '%.60s' (%zu of %zu) "
-                              "should start at byte %llu, the file has %llu", key, i + 1,
-                              keys->n_keys, (unsigned long long)pos,
+            return na_err_set(err, NA_E_FORMAT, "%sdata truncated: its storage (key '%.60s', "
+                              "%zu of %zu) should start at byte %llu, the file has %llu bytes",
+                              whose, key, i + 1, keys->n_keys, (unsigned long long)pos,
                               (unsigned long long)ti->base.file_size);
         uint64_t numel = 0;
         for (int b = 7; b >= 0; b--)
@@ -625,10 +631,11 @@ static na_status_t legacy_stores(torch_input_t *ti, const na_pk_result_t *obj,
                               "size is unknown, so the storages after it cannot be found", key);
         uint64_t avail = ti->base.file_size - pos - 8;
         if (numel > avail / es)
-            return na_err_set(err, NA_E_FORMAT, "data truncated: storage '%.60s' needs %llu "
-                              "elements × %u bytes at byte %llu, the file has %llu", key,
-                              (unsigned long long)numel, es, (unsigned long long)(pos + 8),
-                              (unsigned long long)avail);
+            return na_err_set(err, NA_E_FORMAT, "%sdata truncated: its storage (key '%.60s') "
+                              "needs %llu elements × %u bytes from byte %llu, the file has %llu "
+                              "bytes (%llu after it)", whose, key, (unsigned long long)numel, es,
+                              (unsigned long long)(pos + 8),
+                              (unsigned long long)ti->base.file_size, (unsigned long long)avail);
         tstore_t *s = &ti->stores[ti->n_stores++];
         if ((s->key = strdup(key)) == NULL)
             return na_err_set(err, NA_E_NOMEM, "out of memory");

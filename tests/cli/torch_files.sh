@@ -117,6 +117,7 @@ save({"c": Tensor(Storage(np.zeros(4, np.int8)), 0, (4,), (1,)),
 make_pt.STORAGE_TYPES["int8"] = "CharStorage"
 raw = open(os.path.join(T, "legacy.pt"), "rb").read()
 open(os.path.join(T, "legacy-cut.pt"), "wb").write(raw[:-8])
+open(os.path.join(T, "legacy-cut2.pt"), "wb").write(raw[:-29])  # in the element count
 open(os.path.join(T, "pickle-cut.pt"), "wb").write(raw[:40])
 EOF
 expect_exit 0 "$NANAUDIT" scan "$T/ok.pt" "$T/legacy.pt"
@@ -131,7 +132,10 @@ cp "$T/stdout" "$T/c.json"
 expect_stderr_contains "unsupported torch storage type QInt8Storage in tensor 'c'"
 expect_json "$T/c.json" '[t["status"] for t in j["files"][0]["tensors"]]' '["error", "ok"]'
 expect_exit 3 "$NANAUDIT" scan "$T/legacy-cut.pt"
-expect_stderr_contains "legacy-cut.pt: data truncated: storage '0' needs 6 elements × 4 bytes at byte"
+expect_stderr_contains "legacy-cut.pt: tensor 'w': data truncated: its storage (key '0') needs 6 elements × 4 bytes from byte"
+# the tensor named, not only the pickle's storage key (round 40a)
+expect_exit 3 "$NANAUDIT" scan "$T/legacy-cut2.pt"
+expect_stderr_contains "legacy-cut2.pt: tensor 'w': data truncated: its storage (key '0', 1 of 1) should start at byte"
 expect_exit 3 "$NANAUDIT" scan "$T/pickle-cut.pt"
 expect_stderr_contains "pickle-cut.pt: pickle: truncated"
 

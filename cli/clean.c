@@ -669,12 +669,8 @@ static void warn_fit(const crun_t *c, cli_clean_entry_t *e, const na_tensor_t *t
     if (!na_dtype_is_float(e->ct.out_dtype))
         snprintf(pt, sizeof pt, "feature(s) without any finite value (%s cannot hold NaN)",
                  na_dtype_name(e->ct.out_dtype));
-    if (e->ct.passthrough > e->ct.passthrough_left)
-        warn(e, (unsigned long long)(e->ct.passthrough - e->ct.passthrough_left), pt);
-    if (e->ct.passthrough_left)
-        warn(e, (unsigned long long)e->ct.passthrough_left,
-             "feature(s) whose finite values lie only in samples their --together partners "
-             "drop, left without a mean to fill with, passed through unchanged");
+    if (e->ct.passthrough)
+        warn(e, (unsigned long long)e->ct.passthrough, pt);
     /* With --apply-params the constant is the fit's, not this data's: a
      * varied column mapped to one value must not read as constant data
      * (eighteenth fresh-user round). */
@@ -1038,10 +1034,19 @@ static int fit_all(crun_t *c)
     return rc;
 }
 
-/* Fit entry i again with the rows of u (a partner's drops) gone before
- * step 1 (NA_CLEAN_ROW_JOINT); rows it dropped itself last time are left
- * to its own steps, so its report says why. 0, or an exit code. */
-static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
+/* A group's samples (join_groups): G_STEP1 some member drops in step 1,
+ * G_STEP2 some member drops in step 2 (NA_CLEAN_LATE's bit: a refit's
+ * mask passes it on). */
+#define G_STEP1 1u
+#define G_STEP2 NA_CLEAN_LATE
+
+/* Fit entry i again with the group's step 1 drops (u & G_STEP1) gone
+ * before step 1 (NA_CLEAN_ROW_JOINT), but those its own step 1 drops
+ * (left to it, so its report says why), and with late, the group's step
+ * 2 drops (u & G_STEP2) that its own step 2 does not make, gone after
+ * step 2's statistics (clean.h, na_clean_tensor_t.late). 0, or an exit
+ * code. */
+static int refit_joint(crun_t *c, size_t i, const uint8_t *u, int late)
 {
     cli_clean_entry_t *e = &c->r.e[i];
     na_tensor_t t;
@@ -1054,11 +1059,17 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
         cli_error(c->r.input, "out of memory");
         return 4;
     }
-    for (uint64_t r = 0; r < rows; r++)
-        own[r] = na_clean_row(&e->ct, r) == 1 || na_clean_row(&e->ct, r) == 2;
+    /* own: G_STEP1 for the rows that go before step 1, NA_CLEAN_LATE for
+     * those that go after step 2 (its own step 2 drops stay its own: the
+     * refit flags them again, from the same statistics) */
+    for (uint64_t r = 0; r < rows; r++) {
+        unsigned s = na_clean_row(&e->ct, r);
+        own[r] = (uint8_t)(((u[r] & G_STEP1) && s != 1 ? G_STEP1 : 0) |
+                           (late && (u[r] & G_STEP2) && s == 0 ? NA_CLEAN_LATE : 0));
+    }
     /* whether a feature has finite values is the input's (first fit) */
     for (uint64_t f = 0; f < nf; f++)
-        pass[f] = e->ct.feat[f].passthrough == 1; /* not 2: decided per fit */
+        pass[f] = e->ct.feat[f].passthrough;
     na_clean_tensor_free(&e->ct);
     memset(&e->ct, 0, sizeof e->ct);
     na_status_t st = na_input_tensor(c->in, i, &t, &err);
@@ -1082,9 +1093,11 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
     free(pass);
     if (st == NA_OK) {
         for (uint64_t r = 0; r < rows; r++)
-            if (u[r] && !own[r])
+            if (own[r] & G_STEP1)
                 na_clean_row_set(&e->ct, r, NA_CLEAN_ROW_JOINT);
+        e->ct.late = late ? own : NULL;
         st = na_clean_fit(&t, eng_of(c, e), &e->ct, &err);
+        e->ct.late = NULL;
     }
     free(own);
     if (st != NA_OK) {
@@ -1097,14 +1110,6 @@ static int refit_joint(crun_t *c, size_t i, const uint8_t *u)
     return 0;
 }
 
-/* --together (issue 4): check the groups, then drop the union of the
- * members' dropped samples from every member. Refitting a member can
- * drop more rows or fewer (its statistics change without the partners'
- * rows), so this repeats until every member drops exactly the union of
- * the members' own drops; after JOIN_ROUNDS rounds the union only grows,
- * bounded by the rows, so it ends. 0 or an exit code (2 for a bad
- * group). */
-#define JOIN_ROUNDS 8
 /* A run refused after the fit (a --together group that cannot be used,
  * a drop that would misalign tensors): its line on stderr, and the same
  * text as the report's "refused:" line, so that the report, printed after
@@ -1141,6 +1146,12 @@ static int together_names(crun_t *c)
     return 0;
 }
 
+/* --together (issue 4): check the groups, then clean each group as one
+ * dataset of its members' columns would be (man page): a sample any
+ * member drops is dropped from all, each member's step 2 statistics
+ * leave out the group's step 1 drops and its step 3 statistics all the
+ * group's drops. At most two refits per member. 0 or an exit code (2 for
+ * a bad group). */
 static int join_groups(crun_t *c)
 {
     const cli_clean_opts_t *co = &c->o->clean;
@@ -1197,55 +1208,47 @@ static int join_groups(crun_t *c)
             cli_error(c->r.input, "out of memory");
             return 4;
         }
-        int round = 0;
-        for (int again = 1; again; round++) {
-            again = 0;
-            /* u: the samples some member drops by its own steps, each
-             * fitted without the others' (the man page's rule), so that
-             * every drop has a member that made it: a sample only a
-             * member's first fit dropped, with its partners' rows still
-             * in its statistics, is dropped by no one in the end
-             * (eleventh fresh-user round). Should that not settle in
-             * JOIN_ROUNDS rounds, the union only grows from then on,
-             * which ends (it is bounded by the rows). */
-            int grow = round >= JOIN_ROUNDS;
-            if (!grow)
-                memset(u, 0, (size_t)rows);
-            for (size_t i = 0; i < c->r.n; i++)
-                for (uint64_t r = 0; c->group[i] == g + 1 && r < rows; r++) {
-                    unsigned st = na_clean_row(&c->r.e[i].ct, r);
-                    u[r] |= grow ? st != 0 : st != 0 && st != NA_CLEAN_ROW_JOINT;
-                }
+        /* As one dataset of the group's columns (round 38b: the members
+         * were fitted without their partners' drops until that settled,
+         * which kept other samples than numpy on np.hstack of them): the
+         * samples some member drops in step 1 (non-finite values: no
+         * statistic decides them) leave every member before step 2's
+         * statistics; those some member's step 2 then drops leave the
+         * others after theirs. */
+        for (size_t i = 0; i < c->r.n; i++)
+            for (uint64_t r = 0; c->group[i] == g + 1 && !c->r.e[i].rowfollow && r < rows; r++)
+                u[r] |= na_clean_row(&c->r.e[i].ct, r) == 1 ? G_STEP1 : 0;
+        for (int late = 0; late < 2; late++) {
+            if (late)
+                for (size_t i = 0; i < c->r.n; i++)
+                    for (uint64_t r = 0; c->group[i] == g + 1 && r < rows; r++)
+                        u[r] |= na_clean_row(&c->r.e[i].ct, r) == 2 ? G_STEP2 : 0;
             for (size_t i = 0; i < c->r.n; i++) {
-                if (c->group[i] != g + 1)
+                cli_clean_entry_t *e = &c->r.e[i];
+                if (c->group[i] != g + 1 || e->rowfollow)
                     continue;
-                int same = 1;
-                for (uint64_t r = 0; r < rows && same; r++)
-                    same = u[r] == (na_clean_row(&c->r.e[i].ct, r) != 0);
-                if (same)
-                    continue;
-                if (c->r.e[i].rowfollow) { /* no values, no steps: only rows */
-                    for (uint64_t r = 0; r < rows; r++)
-                        na_clean_row_set(&c->r.e[i].ct, r, u[r] ? NA_CLEAN_ROW_JOINT : 0);
-                    continue;
+                /* refit only when the rows it loses differ from its fit's */
+                int any = 0;
+                for (uint64_t r = 0; r < rows && !any; r++) {
+                    unsigned s = na_clean_row(&e->ct, r);
+                    any = late ? (u[r] & G_STEP2) && s == 0
+                               : ((u[r] & G_STEP1) && s != 1) != (s == NA_CLEAN_ROW_JOINT);
                 }
-                int rc = refit_joint(c, i, u);
+                int rc = any ? refit_joint(c, i, u, late) : 0;
                 if (rc) {
                     free(u);
                     return rc;
                 }
-                again = 1;
             }
         }
-        free(u);
         for (size_t i = 0; i < c->r.n; i++) {
-            if (c->group[i] == g + 1 && c->r.e[i].rowfollow)
-                na_clean_rows_done(&c->follow_eng, &c->r.e[i].ct);
-            /* the rule's fixpoint was not reached: say so (round 38b) */
-            if (c->group[i] == g + 1 && round > JOIN_ROUNDS)
-                warn(&c->r.e[i], JOIN_ROUNDS, "rounds of the --together fit did not settle; "
-                     "after them the group's drops only grew");
+            if (c->group[i] != g + 1 || !c->r.e[i].rowfollow)
+                continue;
+            for (uint64_t r = 0; r < rows; r++) /* no values, no steps: only rows */
+                na_clean_row_set(&c->r.e[i].ct, r, u[r] ? NA_CLEAN_ROW_JOINT : 0);
+            na_clean_rows_done(&c->follow_eng, &c->r.e[i].ct);
         }
+        free(u);
     }
     return 0;
 }

@@ -309,9 +309,9 @@ static const cli_option_t opts[] = {
      "file may be empty or partial)"},
     {"together", 0, "LIST", C, cli_set_together,
      "tensors that share the sample axis (comma-separated names or globs; repeatable, one "
-     "group each): a sample dropped from one is dropped from all, and each one's statistics "
-     "leave out the samples only its partners drop (fitted until that settles: "
-     "nanaudit(1)); all need the same number of rows; a member not cleaned (left out by --include/--exclude, a BOOL mask, HDF5 or "
+     "group each), cleaned as one dataset of their columns would be: a sample dropped from "
+     "one is dropped from all, and each one's statistics leave out the samples its partners' "
+     "earlier steps drop (nanaudit(1)); all need the same number of rows; a member not cleaned (left out by --include/--exclude, a BOOL mask, HDF5 or "
      ".npz strings) only loses those samples"},
     {"allow-misaligned", 0, NULL, C, cli_set_allow_misaligned,
      "allow dropping samples from a tensor when another tensor has the same number of "

@@ -1608,6 +1608,20 @@ static void s1_analytic(fit_t *F)
     }
 }
 
+/* ct->late: the samples a --together partner's step 2 drops leave now,
+ * after step 1's and step 2's statistics and before pass C (step 3's and
+ * the drops), as from one dataset of the group's columns; a row this
+ * tensor drops itself keeps its own state. */
+static void late_rows(fit_t *F)
+{
+    na_clean_tensor_t *ct = F->ct;
+    for (uint64_t r = 0; ct->late && r < ct->rows; r++)
+        if ((ct->late[r] & NA_CLEAN_LATE) && na_clean_row(ct, r) == 0) {
+            na_clean_row_set(ct, r, NA_CLEAN_ROW_JOINT);
+            F->joint++; /* pass C blanks partners' rows */
+        }
+}
+
 static void fit_free(fit_t *F)
 {
     free(F->s0);
@@ -1902,17 +1916,10 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
         else if (ct->fixed && ct->feat[f].passthrough && F.s0[f].finite) {
             /* fitted without finite values: no parameters for these */
             st = na_err_set(err, NA_E_USAGE, "%s: feature %llu had no finite value when the "
-                            "parameters were fitted (or none that its --together partners "
-                            "kept), and has %llu here: they cannot clean it (fit again, or "
-                            "--exclude it)", t->name, (unsigned long long)f,
+                            "parameters were fitted, and has %llu here: they cannot clean it "
+                            "(fit again, or --exclude it)", t->name, (unsigned long long)f,
                             (unsigned long long)F.s0[f].finite);
             goto out;
-        }
-        if (ct->pass_known && !ct->fixed && !ct->feat[f].passthrough &&
-            o->nonfinite == NA_NF_MEAN && F.s0[f].finite == 0 &&
-            F.s0[f].elements > F.s0[f].missing) {
-            ct->feat[f].passthrough = 2; /* nothing left to take a mean of */
-            ct->passthrough_left++;
         }
         any_pass |= ct->feat[f].passthrough;
         ct->passthrough += (uint64_t)ct->feat[f].passthrough;
@@ -1964,6 +1971,7 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
         if (need_stats)
             for (uint64_t f = 0; f < nf; f++)
                 ct->feat[f].fill2 = F.s1[f].mean;
+        late_rows(&F); /* step 2's statistics are made: they had them */
         /* Pass C: flags, drops and the statistics after step 2. Without
          * drops and without normalization the pass is only needed for
          * the drop marks, which are none: skip it. An integer out_dtype
@@ -1986,6 +1994,7 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
                 goto out;
         }
     } else {
+        late_rows(&F); /* none without step 2: they come from its drops */
         memcpy(F.s2, F.s1, (size_t)nf * sizeof *F.s2);
     }
     /* Step 3 parameters. */

@@ -136,8 +136,7 @@ void na_clean_opts_init(na_clean_opts_t *o);
 /* Parameters of one feature: everything a step uses. Saved by
  * --save-params and given back by --apply-params. NaN = not defined. */
 typedef struct na_clean_feat {
-    int passthrough;      /* no finite value: every step leaves it alone (1;
-                           * 2: none left by --together partners, passthrough_left) */
+    int passthrough;      /* 1: no finite value: every step leaves it alone */
     double nf_fill;       /* step 1 replacement (zero: 0, mean: mean, value: X) */
     double center, scale; /* step 2: mean/std (zscore) or median/MAD (mad) */
     double meanad;        /* mad: mean |x - median|, the MAD == 0 fallback */
@@ -166,9 +165,18 @@ typedef struct na_clean_tensor {
     /* feat[].passthrough set by the caller, not from the rows fitted: a
      * --together refit (cli/clean.c refit_joint), where a feature whose
      * finite values only partners drop still has finite values - it is
-     * not one "with no finite value at all" (issue 4), and its own NaN
+     * not one "with no finite value at all" (issue 4, judged on all the
+     * samples, as in one dataset of the group's columns), and its own NaN
      * rows still drop (a NaN was kept; round 32a) */
     int pass_known;
+    /* --together: NULL, or one byte per row, with NA_CLEAN_LATE set for
+     * the samples a partner's step 2 drops (cli/clean.c join_groups;
+     * other bits are the caller's). They stay in this
+     * tensor's step 1 and step 2 statistics, then become
+     * NA_CLEAN_ROW_JOINT before pass C: out of step 3's statistics and of
+     * the output, as in one dataset holding the group's columns. The
+     * caller owns it and clears it after na_clean_fit. */
+    const uint8_t *late;
     uint64_t dropped_nf, dropped_out;  /* rows dropped by step 1 / step 2 */
     uint64_t dropped_joint; /* rows dropped because a --together partner dropped them */
     uint64_t replaced_nf;  /* non-finite values replaced (zero/mean/value) */
@@ -176,11 +184,6 @@ typedef struct na_clean_tensor {
     uint64_t clipped, nanned, flagged;
     uint64_t overflow;     /* finite results that do not fit out_dtype */
     uint64_t passthrough, constant; /* features without finite values / constant at step 3 */
-    /* Of passthrough: features whose finite values lie only in samples
-     * their --together partners drop (pass_known), with --nonfinite mean,
-     * which has no mean to fill with (a NaN mean filled, and the fit
-     * refused it as "overflows a double"; round 33a) */
-    uint64_t passthrough_left;
     /* CF missing data (na_tensor_t.missing, --missing auto): the finite
      * markers and their values as written in out_dtype (decoded back).
      * n_missing == 0: markers are ordinary values (--missing none, or
@@ -239,6 +242,8 @@ NA_HD int na_clean_is_missing(double v)
  * dropped_joint, not in dropped_nf/dropped_out. ct->before stays the
  * statistics of the whole input. */
 #define NA_CLEAN_ROW_JOINT 3
+/* The bit of na_clean_tensor_t.late that marks a row. */
+#define NA_CLEAN_LATE 2u
 
 /* The state of row r: 2 bits per row, row r in bits 2*(r%4).. of byte
  * r/4, so a billion samples cost 256 MiB, not 1 GiB. */

@@ -95,7 +95,7 @@ tr = np.random.default_rng(0).normal(size=(100, 3)); tr[:, 0] = np.nan; np.save(
 np.save('pte.npy', np.random.default_rng(1).normal(size=(50, 3)))" || fail "making ptr/pte"
 expect_exit 1 "$NANAUDIT" clean --nonfinite keep --normalize zscore --save-params ptp.json ptr.npy -o ptro.npy
 expect_exit 2 "$NANAUDIT" clean --nonfinite keep --normalize zscore --apply-params ptp.json pte.npy -o pteo.npy
-expect_stderr_contains "nanaudit: pte.npy: data: feature 0 had no finite value when the parameters were fitted (or none that its --together partners kept), and has 50 here: they cannot clean it (fit again, or --exclude it)"
+expect_stderr_contains "nanaudit: pte.npy: data: feature 0 had no finite value when the parameters were fitted, and has 50 here: they cannot clean it (fit again, or --exclude it)"
 [ ! -e pteo.npy ] || fail "pteo.npy written"
 # minmax reads n_min and n_max only: values whose variance overflows
 # (1e200) or underflows (1e-300) save n_std null, and the file applies to

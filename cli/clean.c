@@ -2013,6 +2013,14 @@ static int write_output(crun_t *c)
             raise(sig);
         }
         drop_tmp();
+        /* a read that failed because the input changed under it (libhdf5:
+         * "/?: cannot read the object header"; round 41a) says that */
+        na_err_t ce = {{0}};
+        if ((st == NA_E_IO || st == NA_E_FORMAT) && who == c->r.input &&
+            input_unchanged(c, &ce) != NA_OK) {
+            err = ce;
+            who = outp;
+        }
         /* The report says why (round 40b: an input changed while cleaned
          * left every field null but exit_code): one tensor's reason, or
          * the run's error; no SHA-256 of bytes nothing was written from. */

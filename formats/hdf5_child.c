@@ -446,20 +446,38 @@ static const char *filter_known(H5Z_filter_t id)
     }
 }
 
-/* 1 when a filter of dcpl's pipeline is missing from this libhdf5 (a
- * plugin not installed: h5py's lzf, bitshuffle, zstd), with msg "HDF5
- * filter 32000 (lzf) is not available in this libhdf5 (...)" for the
- * first; 0 otherwise. */
-static int filter_missing(hid_t dcpl, char *msg, size_t cap)
+/* 1 when a filter of dataset dset's pipeline (dcpl) is missing from this
+ * libhdf5 (a plugin not installed: h5py's lzf, bitshuffle, zstd), with
+ * msg "HDF5 filter 32000 (lzf) is not available in this libhdf5 (...)"
+ * for the first; 0 otherwise. An optional filter (H5Z_FLAG_OPTIONAL,
+ * which h5py sets for lzf) counts when the first allocated chunk was
+ * written through it (its filter mask bit is clear; HDF5 User's Guide,
+ * "Filters"): a writer that lacked it skipped it on every chunk, and
+ * libhdf5 reads those (round 41a: such a file was refused); a later
+ * chunk that needs it fails its read, exit 3. */
+static int filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
 {
     int nf = H5Pget_nfilters(dcpl), miss = 0;
+    unsigned mask = 0; /* the first allocated chunk's: bit i set, filter i skipped */
+    int have_mask = 0;
+    hid_t fs = dset >= 0 ? H5Dget_space(dset) : -1;
+    haddr_t addr = 0;
+    hsize_t csize = 0, off[H5S_MAX_RANK];
+    hsize_t nch = 0;
+    if (fs >= 0 && H5Dget_num_chunks(dset, fs, &nch) >= 0 && nch > 0 &&
+        H5Dget_chunk_info(dset, fs, 0, off, &mask, &addr, &csize) >= 0)
+        have_mask = 1;
+    if (fs >= 0)
+        H5Sclose(fs);
+    H5Eclear2(H5E_DEFAULT);
     for (int i = 0; i < nf && !miss; i++) {
         unsigned flags = 0, cd[8];
         size_t ncd = 8;
         char name[128] = "";
         H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name,
                                          NULL);
-        if (id < 0 || H5Zfilter_avail(id) > 0)
+        if (id < 0 || H5Zfilter_avail(id) > 0 ||
+            ((flags & H5Z_FLAG_OPTIONAL) && (!have_mask || (mask >> i & 1u))))
             continue;
         miss = 1;
         const char *kn = filter_known(id);
@@ -487,7 +505,7 @@ static void cat(char *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-static void ds_filters(hid_t dcpl, c_ds_t *d)
+static void ds_filters(hid_t dset, hid_t dcpl, c_ds_t *d)
 {
     int nf = H5Pget_nfilters(dcpl);
     int ids[2] = {-1, -1};
@@ -506,7 +524,7 @@ static void ds_filters(hid_t dcpl, c_ds_t *d)
             (int)id);
         H5Eclear2(H5E_DEFAULT);
     }
-    d->filter_missing = filter_missing(dcpl, d->filter_msg, sizeof d->filter_msg);
+    d->filter_missing = filter_missing(dset, dcpl, d->filter_msg, sizeof d->filter_msg);
     /* Pipelines the parent can undo itself on all threads (hdf5_inflate.c) */
     if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
         d->par_mode = H5P_PAR_DEFLATE;
@@ -564,7 +582,7 @@ static void ds_layout(hid_t dset, hid_t dcpl, c_ds_t *d)
         d->contiguous = 0;
         cat(d->detail, sizeof d->detail, " external-storage");
     }
-    ds_filters(dcpl, d);
+    ds_filters(dset, dcpl, d);
     H5D_fill_value_t fs = H5D_FILL_VALUE_UNDEFINED;
     H5D_fill_time_t ft = H5D_FILL_TIME_IFSET;
     H5Pfill_value_defined(dcpl, &fs);
@@ -1475,6 +1493,73 @@ static int vds_missing(const child_t *c, hid_t dcpl, char *why, size_t cap)
     return 1;
 }
 
+/* External storage (H5Pset_external): each raw file must hold the bytes
+ * its segment gives the dataset, since libhdf5 reads a short or missing
+ * one as zeros or fails without naming it (round 41a: 74 of 99 values of
+ * a truncated file audited as zeros, status ok). Paths as libhdf5 1.10
+ * resolves them (H5Defl.c, H5D__build_file_prefix): HDF5_EXTFILE_PREFIX
+ * or the access list's prefix, "${ORIGIN}" the HDF5 file's folder, else
+ * the name as stored. 0, or 1 with why (*st: NA_E_NOTFOUND for a missing
+ * file, NA_E_FORMAT for a short one). */
+static int efl_short(const child_t *c, hid_t dset, hid_t dcpl, hid_t ft, const c_ds_t *d,
+                     na_status_t *st, char *why, size_t cap)
+{
+    int n = H5Pget_external_count(dcpl);
+    size_t esize = H5Tget_size(ft);
+    if (n <= 0 || esize == 0 || d->elements > UINT64_MAX / esize)
+        return 0;
+    uint64_t left = d->elements * esize; /* bytes still to place in segments */
+    char prefix[1024] = "";
+    const char *env = getenv("HDF5_EXTFILE_PREFIX");
+    hid_t dapl = H5Dget_access_plist(dset);
+    if (env)
+        snprintf(prefix, sizeof prefix, "%s", env);
+    else if (dapl >= 0 && H5Pget_efile_prefix(dapl, prefix, sizeof prefix) < 0)
+        prefix[0] = '\0';
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    H5Eclear2(H5E_DEFAULT);
+    char dir[1024] = ".";
+    const char *sl = strrchr(c->path, '/');
+    if (sl)
+        snprintf(dir, sizeof dir, "%.*s", (int)(sl - c->path), sl == c->path ? "/" : c->path);
+    for (int i = 0; i < n && left > 0; i++) {
+        char name[512] = "", full[2048];
+        off_t off = 0;
+        hsize_t size = 0;
+        if (H5Pget_external(dcpl, (unsigned)i, sizeof name, name, &off, &size) < 0) {
+            H5Eclear2(H5E_DEFAULT);
+            return 0;
+        }
+        uint64_t need = size == H5F_UNLIMITED || size > left ? left : size;
+        left -= need;
+        const char *org = strstr(prefix, "${ORIGIN}");
+        if (name[0] == '/' || !prefix[0])
+            snprintf(full, sizeof full, "%s", name);
+        else if (org)
+            snprintf(full, sizeof full, "%.*s%s%s/%s", (int)(org - prefix), prefix, dir,
+                     org + 9, name);
+        else
+            snprintf(full, sizeof full, "%s/%s", prefix, name);
+        struct stat sb;
+        if (stat(full, &sb) != 0) {
+            *st = NA_E_NOTFOUND;
+            snprintf(why, cap, "external raw data file '%.160s' (segment %d): %.80s", full, i,
+                     strerror(errno));
+            return 1;
+        }
+        if ((uint64_t)sb.st_size < (uint64_t)off + need) {
+            *st = NA_E_FORMAT;
+            snprintf(why, cap, "external raw data file '%.80s' (segment %d): %llu bytes, the "
+                     "data needs %llu from byte %llu (truncated? libhdf5 reads zeros)", full, i,
+                     (unsigned long long)sb.st_size, (unsigned long long)need,
+                     (unsigned long long)off);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *path)
 {
     char why[300];
@@ -1490,6 +1575,7 @@ static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *p
     memset(&d, 0, sizeof d);
     d.path = path;
     d.unalloc = -1;
+    na_status_t est = NA_OK;
     hid_t ft = H5Dget_type(dset);
     hid_t dcpl = H5Dget_create_plist(dset);
     if (ft < 0 || dcpl < 0 || ds_space(dset, &d, why, sizeof why) < 0) {
@@ -1501,6 +1587,8 @@ static void visit_dataset(child_t *c, hid_t loc, const char *name, const char *p
         c_error_entry(c, path, NA_E_FORMAT, why);
     } else if (vds_missing(c, dcpl, why, sizeof why)) {
         c_error_entry(c, path, NA_E_NOTFOUND, why);
+    } else if (efl_short(c, dset, dcpl, ft, &d, &est, why, sizeof why)) {
+        c_error_entry(c, path, est, why);
     } else {
         d.storage = H5Dget_storage_size(dset);
         haddr_t off = H5Dget_offset(dset); /* HADDR_UNDEF unless contiguous, allocated */
@@ -3351,7 +3439,13 @@ void na_h5c_main(const char *path, int sock, uint8_t *shm, uint64_t shm_bytes, i
     if (c.file < 0) {
         char cause[200];
         h5_cause(cause, sizeof cause);
-        c_fail(&c, NA_E_FORMAT, "libhdf5 cannot open the file: %s", cause);
+        /* flock's EWOULDBLOCK: HDF5 file locking (1.10+) found a writer,
+         * h5py's 'r+' or 'w' (round 41a: errno 11 alone) */
+        int locked = strstr(cause, "errno 11") != NULL;
+        c_fail(&c, NA_E_FORMAT, "libhdf5 cannot open the file: %s%s", cause,
+               locked ? " (locked: another process has it open for writing; audit it when "
+                        "that one has closed it, or a copy)"
+                      : "");
         _exit(0);
     }
     hid_t root = H5Gopen2(c.file, "/", H5P_DEFAULT);
@@ -3460,9 +3554,9 @@ int na_h5c_chunk_cache(hid_t dapl, int ndim, const uint64_t *shape, const uint64
 
 void na_h5c_cause(char *buf, size_t cap) { h5_cause(buf, cap); }
 
-int na_h5c_filter_missing(hid_t dcpl, char *msg, size_t cap)
+int na_h5c_filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
 {
-    return filter_missing(dcpl, msg, cap);
+    return filter_missing(dset, dcpl, msg, cap);
 }
 
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf)

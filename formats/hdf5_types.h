@@ -71,10 +71,11 @@ int na_h5c_chunk_cache(hid_t dapl, int ndim, const uint64_t *shape, const uint64
                        size_t esize);
 void na_h5c_cause(char *buf, size_t cap);
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf);
-/* 1 when a filter of dcpl's pipeline is missing from this libhdf5, with
- * the one-line reason ("HDF5 filter 32000 (lzf) is not available ...")
- * in msg[cap]; 0 when every filter is there. */
-int na_h5c_filter_missing(hid_t dcpl, char *msg, size_t cap);
+/* 1 when a filter of dataset dset's pipeline (dcpl) is missing from this
+ * libhdf5, with the one-line reason ("HDF5 filter 32000 (lzf) is not
+ * available ...") in msg[cap]; 0 when every filter is there, or an
+ * optional one is missing that the first allocated chunk skipped. */
+int na_h5c_filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap);
 int na_h5c_is_complex(hid_t ct);
 
 /* 1 when attribute name describes a variable's stored values rather than

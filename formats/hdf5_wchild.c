@@ -1675,7 +1675,7 @@ static int rebuild(wctx_t *c, hid_t g, const char *name, hid_t dst, hid_t lcpl,
      * named, as scan names it (H5Ocopy copies such chunks as stored) */
     hid_t dcpl = r == 0 ? H5Dget_create_plist(src) : -1;
     char why[200];
-    if (dcpl >= 0 && na_h5c_filter_missing(dcpl, why, sizeof why))
+    if (dcpl >= 0 && na_h5c_filter_missing(src, dcpl, why, sizeof why))
         r = w_err(c, NA_E_UNSUPPORTED, "%s: %s; clean cannot copy its rows", path, why);
     /* recreate refuses data in other files with "--exclude it", which
      * does not help a dataset that follows --together: an excluded one

@@ -53,6 +53,34 @@ expect_stderr_contains "the input 'in.npy' changed while it was being cleaned (m
 [ ! -e out/b.npy ] || fail "output written from a replaced input"
 no_tmp
 
+# 2b. an HDF5 input rewritten in place mid-clean (another file copied
+# over it): whether libhdf5's next read fails ("/?: cannot read the
+# object header: name doesn't exist", round 41a) or not, the line says
+# the input changed
+hrc=0
+"$N" scan "$NA_TEST_DATA/real/hdf5/hdfgroup-tall.h5" >/dev/null 2>&1 </dev/null || hrc=$?
+if [ "$hrc" != 3 ]; then # built with HDF5
+    "$NA_PYTHON" -c "
+import h5py, numpy as np
+with h5py.File('in.h5', 'w') as f:
+    for k in range(4):
+        f.create_dataset(f'd{k}', data=np.random.default_rng(k).normal(size=(50000, 8)))
+with h5py.File('in2.h5', 'w') as f:
+    for k in range(6):
+        f.create_dataset(f'e{k}', data=np.random.default_rng(k).normal(size=(60000, 8)))"
+    run_stopped in.h5 -o out/h.h5 --normalize minmax --allow-misaligned --report h.json
+    cp in2.h5 in.h5
+    continue_to_end "$PID" # the hook stops it at each chunk written
+    rc=0
+    wait "$PID" || rc=$?
+    assert_eq "$rc" 3 "exit status (stderr: $(cat "$T/stderr"))"
+    expect_stderr_contains "nanaudit: out/h.h5: the input 'in.h5' changed while it was being cleaned (modified or replaced); nothing written"
+    expect_json h.json '[j["error"], j["written"]]' \
+        '["out/h.h5: the input '"'in.h5'"' changed while it was being cleaned (modified or replaced)", false]'
+    [ ! -e out/h.h5 ] || fail "output written from a cut input"
+    no_tmp
+fi
+
 # 3. the output appears mid-clean: kept without --force, replaced with it
 run_stopped --dtype F64 --shape 4096x16 in.f64 -o out/c.f64 --normalize minmax --report c.json
 echo precious >out/c.f64

@@ -60,7 +60,7 @@ expect_json "$T/filters.json" \
     '["/external", "/myfilter"]'
 expect_json "$T/filters.json" 'len([t for t in j["files"][0]["tensors"] if t["status"] == "ok"])' '13'
 expect_stderr_contains "/myfilter: HDF5 filter 405 (myfilter) is not available"
-expect_stderr_contains "/external: reading elements 0..99 failed: unable to open external raw data file"
+expect_stderr_contains "/external: external raw data file 'ext1.bin' (segment 0): No such file or directory"
 
 # unsupported float layout: fail closed
 expect_exit 3 "$NANAUDIT" scan "$H/hdfgroup-t128bit_float.h5"

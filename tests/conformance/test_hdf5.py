@@ -384,7 +384,7 @@ OUTCOMES = {
     "hdfgroup-tall.h5": (0, {}, {}),
     "hdfgroup-tdset_idx.h5": (0, {}, {}),
     "hdfgroup-tfilters.h5": (3, {"/myfilter": "HDF5 filter 405 (myfilter) is not available",
-                                 "/external": "unable to open external raw data file"}, {}),
+                                 "/external": "external raw data file 'ext1.bin' (segment 0): No such file or directory"}, {}),
     "hdfgroup-tfpformat.h5": (0, {}, {}),
     "hdfgroup-thyperslab.h5": (0, {}, {}),
     "hdfgroup-tldouble.h5": (0, {}, {}),

@@ -1913,12 +1913,14 @@ static na_status_t fit(const na_tensor_t *t, const na_clean_opts_t *o, na_clean_
         if (!ct->fixed && !ct->pass_known) /* zero and value=X need no statistic: they fill it too */
             ct->feat[f].passthrough = F.s0[f].finite == 0 && F.s0[f].elements > F.s0[f].missing &&
                                       o->nonfinite != NA_NF_ZERO && o->nonfinite != NA_NF_VALUE;
-        else if (ct->fixed && ct->feat[f].passthrough && F.s0[f].finite) {
-            /* fitted without finite values: no parameters for these */
+        else if (ct->fixed && ct->feat[f].passthrough && (nf_drop ? F.s1 : F.s0)[f].finite) {
+            /* fitted without finite values: no parameters for these. With
+             * --nonfinite drop, counted in the samples step 1 keeps: a
+             * value in a sample that goes anyway needs none (round 39a) */
             st = na_err_set(err, NA_E_USAGE, "%s: feature %llu had no finite value when the "
                             "parameters were fitted, and has %llu here: they cannot clean it "
                             "(fit again, or --exclude it)", t->name, (unsigned long long)f,
-                            (unsigned long long)F.s0[f].finite);
+                            (unsigned long long)(nf_drop ? F.s1 : F.s0)[f].finite);
             goto out;
         }
         any_pass |= ct->feat[f].passthrough;

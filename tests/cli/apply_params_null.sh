@@ -97,6 +97,24 @@ expect_exit 1 "$NANAUDIT" clean --nonfinite keep --normalize zscore --save-param
 expect_exit 2 "$NANAUDIT" clean --nonfinite keep --normalize zscore --apply-params ptp.json pte.npy -o pteo.npy
 expect_stderr_contains "nanaudit: pte.npy: data: feature 0 had no finite value when the parameters were fitted, and has 50 here: they cannot clean it (fit again, or --exclude it)"
 [ ! -e pteo.npy ] || fail "pteo.npy written"
+# ... but with --nonfinite drop only its finite values in samples step 1
+# keeps count: one in a sample that goes for another feature's NaN needs
+# no parameter (round 39a: refused, "has 1 here"); one in a kept sample is
+"$NA_PYTHON" -c "
+import numpy as np
+a = np.arange(20, dtype='f4').reshape(10, 2); a[:, 1] = np.nan; np.save('pf.npy', a)
+d = a.copy(); d[0, 1] = 5.0; d[0, 0] = np.nan; np.save('pd.npy', d)
+k = a.copy(); k[0, 1] = 5.0; k[1, 0] = np.nan; np.save('pk.npy', k)" || fail "making pf/pd/pk"
+expect_exit 1 "$NANAUDIT" clean --normalize minmax --save-params pp.json pf.npy -o pfo.npy
+expect_exit 1 "$NANAUDIT" clean --normalize minmax --apply-params pp.json pd.npy -o pdo.npy
+expect_stdout_contains "warning: 1 feature(s) without any finite value passed through unchanged"
+"$NA_PYTHON" -c "
+import numpy as np
+y = np.load('pdo.npy'); x = np.arange(2, 20, 2, dtype=np.float64) / 18
+assert y.shape == (9, 2) and np.isnan(y[:, 1]).all() and np.allclose(y[:, 0], x, atol=1e-7), y" ||
+    fail "pdo.npy"
+expect_exit 2 "$NANAUDIT" clean --normalize minmax --apply-params pp.json pk.npy -o pko.npy
+expect_stderr_contains "pk.npy: data: feature 1 had no finite value when the parameters were fitted, and has 1 here"
 # minmax reads n_min and n_max only: values whose variance overflows
 # (1e200) or underflows (1e-300) save n_std null, and the file applies to
 # the same data with the same output (it was refused: "minmax uses it",

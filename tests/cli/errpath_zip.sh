@@ -18,6 +18,8 @@ raw = bytearray(bio.getvalue())
 e = raw.rfind(b"PK\x05\x06"); c = raw.find(b"PK\x01\x02")
 open(f"{T}/noeocd.npz", "wb").write(raw[:e])
 open(f"{T}/cut10.npz", "wb").write(raw[:10])   # inside the first header (round 37b)
+open(f"{T}/cut2.npz", "wb").write(raw[:2])     # "PK" (round 39a: unrecognised content)
+open(f"{T}/cut3.npz", "wb").write(raw[:3])
 r = bytearray(raw); struct.pack_into("<HH", r, e + 8, 60000, 60000)
 open(f"{T}/many.npz", "wb").write(r)
 r = bytearray(raw); n = len(arr)
@@ -80,6 +82,8 @@ bad() { # FILE PROBLEM
 }
 bad noeocd.npz "not a readable zip archive (no valid end of central directory record)"
 bad cut10.npz "not a readable zip archive (no valid end of central directory record)"
+bad cut2.npz "not a readable zip archive (no valid end of central directory record)"
+bad cut3.npz "not a readable zip archive (no valid end of central directory record)"
 bad many.npz "zip: 60000 members cannot fit in a file of $(cat "$T/size") bytes"
 bad csize.npz "zip: stored member 'a.npy' has compressed size 168 but size 176"
 bad count1.npz "zip: the end of central directory record counts 1 member but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"

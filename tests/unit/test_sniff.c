@@ -131,6 +131,11 @@ static void sniff_every_kind(void **state)
     assert_int_equal(na_sniff(b, 0, 0), NA_FILE_EMPTY);
     assert_int_equal(sniff_str("hello world", 11), NA_FILE_UNKNOWN);
     assert_int_equal(sniff_str("\0\0\0\0\0\0\0\0", 8), NA_FILE_UNKNOWN);
+    /* a zip cut to 2 or 3 bytes (the whole file seen): the zip reader's
+     * error, not "unrecognised content" */
+    assert_int_equal(sniff_str("PK", 2), NA_FILE_ZIP);
+    assert_int_equal(sniff_str("PK\x03", 3), NA_FILE_ZIP);
+    assert_int_equal(sniff_str("PKx", 3), NA_FILE_UNKNOWN);
     /* n < size: never reads past n */
     assert_int_equal(na_sniff((const uint8_t *)"PK", 2, 1000), NA_FILE_UNKNOWN);
 }

@@ -168,12 +168,30 @@ static int hash_end(crun_t *c, na_writer_t *w, int fd, na_err_t *err)
 }
 
 /* The next element of a comma-separated list at *p into el (cap bytes),
- * *p moved past it: 1, or 0 at the list's end. */
+ * *p moved past it: 1, or 0 at the list's end. A comma inside a bracket
+ * expression ('[' ... ']', fnmatch(3); a ']' first in it, after an
+ * optional '!' or '^', is one of its characters) belongs to the pattern:
+ * '/a[,]b' names "/a,b" (round 39a: it became '/a[' and ']b'). */
 static int list_next(const char **p, char *el, size_t cap)
 {
     if (!**p)
         return 0;
-    size_t L = strcspn(*p, ",");
+    const char *s = *p;
+    size_t L = 0;
+    while (s[L] && s[L] != ',') {
+        if (s[L] == '[') {
+            size_t e = L + 1;
+            e += s[e] == '!' || s[e] == '^';
+            e += s[e] == ']';
+            while (s[e] && s[e] != ']')
+                e++;
+            if (s[e] == ']') { /* a whole bracket: commas in it are its own */
+                L = e + 1;
+                continue;
+            }
+        }
+        L++;
+    }
     snprintf(el, cap, "%.*s", (int)L, *p);
     *p += L + ((*p)[L] == ',');
     return 1;

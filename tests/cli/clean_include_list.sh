@@ -50,4 +50,15 @@ expect_exit 2 "$NANAUDIT" clean n.npz --normalize minmax --exclude /x -o o7.npz
 expect_stderr_contains "--exclude '/x' matches no tensor (only HDF5 paths start with '/': did you mean 'x'?)"
 expect_exit 0 "$NANAUDIT" clean n.npz --normalize minmax --exclude 'br[1]' -o o8.npz --format json
 expect_json "$T/stdout" '[(t["name"], t["status"]) for t in j["tensors"]]' '[["x", "cleaned"], ["br[1]", "copied"]]'
+# a comma inside a bracket expression is the pattern's: 'a[,]b' names
+# "a,b" (round 39a: it was split into 'a[' and ']b', two unmatched names)
+"$NA_PYTHON" -c '
+import numpy as np
+np.savez("c.npz", **{"a,b": np.arange(6.0).reshape(3, 2), "c": np.arange(6.0).reshape(3, 2) + 1})' ||
+    fail "c.npz"
+expect_exit 0 "$NANAUDIT" clean c.npz --normalize minmax --exclude 'a[,]b' -o o9.npz --format json
+expect_json "$T/stdout" '[(t["name"], t["status"]) for t in j["tensors"]]' '[["a,b", "copied"], ["c", "cleaned"]]'
+expect_stderr_lacks "matches no tensor"
+expect_exit 0 "$NANAUDIT" clean c.npz --normalize minmax --include 'c,a[],]b' -o o10.npz --format json
+expect_json "$T/stdout" '[(t["name"], t["status"]) for t in j["tensors"]]' '[["a,b", "cleaned"], ["c", "cleaned"]]'
 pass

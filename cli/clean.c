@@ -2031,11 +2031,11 @@ static int write_output(crun_t *c)
             raise(sig);
         }
         drop_tmp();
-        /* a read that failed because the input changed under it (libhdf5:
-         * "/?: cannot read the object header"; round 41a) says that */
+        /* a reader that failed because the input changed under it
+         * (libhdf5: "/?: cannot read the object header"; round 41a) says
+         * that; a read error (NA_E_IO: "file shrank from ...") says more */
         na_err_t ce = {{0}};
-        if ((st == NA_E_IO || st == NA_E_FORMAT) && who == c->r.input &&
-            input_unchanged(c, &ce) != NA_OK) {
+        if (st == NA_E_FORMAT && who == c->r.input && input_unchanged(c, &ce) != NA_OK) {
             err = ce;
             who = outp;
         }

@@ -96,6 +96,8 @@ static void drop_tmp(void)
 
 typedef struct crun {
     const cli_opts_t *o;
+    int no_text;            /* failed before the input was opened: the stderr
+                             * line says it all; the --report and JSON too */
     na_clean_opts_t eng;
     na_clean_opts_t follow_eng; /* eng without steps: followers (eng_of) */
     int samples;
@@ -1834,6 +1836,20 @@ static int fsync_dir(const char *dir)
     return r;
 }
 
+/* "PATH: msg" (msg alone for the input's own lines, as "error" had them
+ * before) into buf, cut to fit: stderr has it whole. */
+static void path_msg(const cli_clean_run_t *r, const char *path, const char *msg, char *buf,
+                     size_t cap)
+{
+    char line[NA_ERR_LEN + 256];
+    int own = !path || (r->input && !strcmp(path, r->input));
+    snprintf(line, sizeof line, "%s%s%s", own ? "" : path, own ? "" : ": ", msg);
+    size_t len = strlen(line);
+    len = len < cap ? len : cap - 1;
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+}
+
 /* A writer's refusal that names a tensor ("b: a non-contiguous view,
  * which clean cannot write back ...") is that entry's error in the
  * report too: it said "cleaned" beside exit 3 (eighteenth fresh-user
@@ -2042,15 +2058,8 @@ static int write_output(crun_t *c)
         /* The report says why (round 40b: an input changed while cleaned
          * left every field null but exit_code): one tensor's reason, or
          * the run's error; no SHA-256 of bytes nothing was written from. */
-        if (who != c->r.input || !blame_entry(c, err.msg)) {
-            char line[NA_ERR_LEN + 64]; /* cut to fit; the stderr line has it whole */
-            snprintf(line, sizeof line, "%s%s%s", who == c->r.input ? "" : who,
-                     who == c->r.input ? "" : ": ", err.msg);
-            size_t len = strlen(line);
-            len = len < sizeof c->r.error ? len : sizeof c->r.error - 1;
-            memcpy(c->r.error, line, len);
-            c->r.error[len] = '\0';
-        }
+        if (who != c->r.input || !blame_entry(c, err.msg))
+            path_msg(&c->r, who, err.msg, c->r.error, sizeof c->r.error);
         c->r.sha[0] = '\0';
         cli_error(who, "%s; nothing written", err.msg);
     }
@@ -2146,13 +2155,20 @@ static void build_cmdline(crun_t *c)
     }
 }
 
-/* cli_warn_sink: a run warning, for the report's "warnings" (round 39a:
- * the raw output's were on stderr only, where a CI job does not look). */
-static void keep_warning(void *ud, const char *path, const char *msg)
+/* cli_msg_sink: a run warning, for the report's "warnings" (round 39a:
+ * the raw output's were on stderr only, where a CI job does not look),
+ * and the last error line, the report's "error" when nothing else says
+ * why nothing was written (finish; round 42a: an output directory that
+ * vanished or was missing left it null). */
+static void keep_msg(void *ud, int warning, const char *path, const char *msg)
 {
     cli_clean_run_t *r = ud;
+    if (!warning) {
+        path_msg(r, path, msg, r->last_error, sizeof r->last_error);
+        return;
+    }
     if (r->n_warn < CLI_CLEAN_RUN_WARN) {
-        char line[NA_ERR_LEN + 256]; /* cut to fit: stderr has it whole */
+        char line[NA_ERR_LEN + 256]; /* the path as stderr's line has it */
         snprintf(line, sizeof line, "%s%s%s", path ? path : "", path ? ": " : "", msg);
         size_t len = strlen(line);
         len = len < sizeof r->warn[0] ? len : sizeof r->warn[0] - 1;
@@ -2195,6 +2211,13 @@ static int finish(crun_t *c, int rc)
         rc = 3;
     }
     c->r.exit_code = rc;
+    /* nothing written, and no tensor or refusal says why: the run's last
+     * error line (an output directory missing or removed meanwhile) */
+    int tensor_err = 0;
+    for (size_t i = 0; i < c->r.n; i++)
+        tensor_err |= c->r.e[i].status && !strcmp(c->r.e[i].status, "error");
+    if (!c->r.written && rc >= 3 && !c->r.error[0] && !tensor_err && c->r.last_error[0])
+        snprintf(c->r.error, sizeof c->r.error, "%s", c->r.last_error);
     const cli_opts_t *o = c->o;
     region_refs_warn(c);
     cli_device_names(&c->dev);
@@ -2220,7 +2243,7 @@ static int finish(crun_t *c, int rc)
     }
     if (!usage && o->json)
         cli_clean_report_json(&c->r, stdout);
-    else if (!usage)
+    else if (!usage && !c->no_text)
         cli_clean_report_text(&c->r, o->quiet, stdout);
     /* A full standard output, found only now that OUT is in place: the
      * line says so, once (main.c would say "write error on standard
@@ -2265,7 +2288,7 @@ static int clean_main(const cli_opts_t *o)
     c.r.input = o->inputs[0];
     c.r.output = o->clean.output;
     c.r.dry_run = o->clean.dry_run;
-    cli_warn_sink(keep_warning, &c.r);
+    cli_msg_sink(keep_msg, &c.r);
     if (o->clean.apply_params) {
         char why[NA_ERR_LEN];
         c.params = cli_params_load(o->clean.apply_params, why, sizeof why);
@@ -2289,12 +2312,18 @@ static int clean_main(const cli_opts_t *o)
      * the output directory's probe file */
     if (!rc)
         rc = cli_device_open(&c.dev, o->device, o->device_ordinal);
-    if (!rc && c.probe_dir)
-        rc = check_output_dir(o->clean.output);
+    /* the line alone for those (a usage error, a closed standard output,
+     * a GPU that cannot be used: nothing written, no report) ... */
     if (rc) {
         json_decref(c.params);
         cli_device_close(&c.dev);
         return rc;
+    }
+    /* ... but an output directory that cannot take the file is the
+     * output's failure, which the --report says (round 42a: none) */
+    if (c.probe_dir && (rc = check_output_dir(o->clean.output)) != 0) {
+        c.no_text = 1;
+        return finish(&c, rc);
     }
     c.dev.verb = "cleaned";
     na_err_t err = {{0}};
@@ -2432,7 +2461,7 @@ static int clean_main(const cli_opts_t *o)
 
 int cli_clean(const cli_opts_t *o)
 {
-    int rc = clean_main(o); /* its run's warnings went to its report (keep_warning) */
-    cli_warn_sink(NULL, NULL);
+    int rc = clean_main(o); /* its run's lines went to its report too (keep_msg) */
+    cli_msg_sink(NULL, NULL);
     return rc;
 }

@@ -63,6 +63,7 @@ typedef struct cli_clean_run {
     char refused[NA_ERR_LEN];
     char error[NA_ERR_LEN];  /* the input could not be opened, or clean cannot
                               * write its format: the stderr line's text */
+    char last_error[NA_ERR_LEN]; /* the last error line (keep_msg): "error" when none else */
     size_t n_warn;           /* run warnings (stderr's "warning:" lines), the first */
     char warn[CLI_CLEAN_RUN_WARN][NA_ERR_LEN]; /* CLI_CLEAN_RUN_WARN as "PATH: message" */
     const char *device;      /* what ran the write pass: "cpu", "cuda:N", "cuda:N+cpu" */

@@ -83,11 +83,13 @@ void cli_warn(const char *path, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Every cli_warn line from here on also goes to fn(ud, path, message)
- * (path NULL when the line names none; unescaped), until a call with fn
- * NULL: clean keeps them for its report's "warnings". One thread. */
-typedef void (*cli_warn_sink_fn)(void *ud, const char *path, const char *msg);
-void cli_warn_sink(cli_warn_sink_fn fn, void *ud);
+/* Every cli_error and cli_warn line from here on also goes to fn(ud,
+ * warning, path, message) (warning 1 for cli_warn; path NULL when the
+ * line names none; unescaped), until a call with fn NULL: clean keeps
+ * them for its report ("warnings", and "error" when no other says why).
+ * One thread. */
+typedef void (*cli_msg_sink_fn)(void *ud, int warning, const char *path, const char *msg);
+void cli_msg_sink(cli_msg_sink_fn fn, void *ud);
 /* "nanaudit: MESSAGE (try 'nanaudit CMD --help')"; returns 2. */
 int cli_usage(int cmd, const char *fmt, ...)
 #if defined(__GNUC__)

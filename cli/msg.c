@@ -27,10 +27,10 @@ static void put_escaped(const char *s)
     free(buf);
 }
 
-static cli_warn_sink_fn g_sink;
+static cli_msg_sink_fn g_sink;
 static void *g_sink_ud;
 
-void cli_warn_sink(cli_warn_sink_fn fn, void *ud)
+void cli_msg_sink(cli_msg_sink_fn fn, void *ud)
 {
     g_sink = fn;
     g_sink_ud = ud;
@@ -40,8 +40,8 @@ static void vmsg(const char *kind, const char *path, const char *fmt, va_list ap
 {
     char line[NA_ERR_LEN + 256];
     vsnprintf(line, sizeof line, fmt, ap);
-    if (*kind && g_sink) /* a warning: the report's list too */
-        g_sink(g_sink_ud, path, line);
+    if (g_sink) /* the report's too */
+        g_sink(g_sink_ud, *kind != '\0', path, line);
     fputs("nanaudit: ", stderr);
     fputs(kind, stderr);
     if (path) {

@@ -104,6 +104,12 @@ expect_exit 2 "$N" clean --dtype F64 in.f64 -o /dev/null --dry-run
 expect_stderr_contains "is not a regular file (a device, FIFO or socket); -o takes a file name"
 expect_exit 4 "$N" clean --dtype F64 in.f64 -o nodir/x.f64 --dry-run
 expect_stderr_contains "nanaudit: nodir/x.f64: cannot create a temporary file in 'nodir': No such file or directory"
+# the --report is written and says why (round 42a: none was written, and
+# a directory removed during the run left "error" null)
+expect_exit 4 "$N" clean --dtype F64 in.f64 -o nodir/x.f64 --report nd.json
+expect_json nd.json '[j["error"], j["written"], j["input_sha256"], j["exit_code"]]' \
+    '["nodir/x.f64: cannot create a temporary file in '"'nodir'"': No such file or directory", false, null, 4]'
+[ -z "$(cat "$T/stdout")" ] || fail "a text report of a run that read nothing: $(cat "$T/stdout")"
 expect_exit 0 "$N" clean --dtype F64 in.f64 -o out/e.f64 --dry-run --force
 assert_eq "$(cat out/e.f64)" "old" "a dry run wrote the output"
 

@@ -1836,13 +1836,14 @@ static int fsync_dir(const char *dir)
     return r;
 }
 
-/* "PATH: msg" (msg alone for the input's own lines, as "error" had them
- * before) into buf, cut to fit: stderr has it whole. */
-static void path_msg(const cli_clean_run_t *r, const char *path, const char *msg, char *buf,
-                     size_t cap)
+/* "PATH: msg" into buf, cut to fit: stderr has it whole. msg alone when
+ * path is NULL, or is the input's and bare_input is set ("error" names
+ * the input only in its text, as for a file clean cannot open). */
+static void path_msg(const cli_clean_run_t *r, const char *path, const char *msg,
+                     int bare_input, char *buf, size_t cap)
 {
     char line[NA_ERR_LEN + 256];
-    int own = !path || (r->input && !strcmp(path, r->input));
+    int own = !path || (bare_input && r->input && !strcmp(path, r->input));
     snprintf(line, sizeof line, "%s%s%s", own ? "" : path, own ? "" : ": ", msg);
     size_t len = strlen(line);
     len = len < cap ? len : cap - 1;
@@ -2059,7 +2060,7 @@ static int write_output(crun_t *c)
          * left every field null but exit_code): one tensor's reason, or
          * the run's error; no SHA-256 of bytes nothing was written from. */
         if (who != c->r.input || !blame_entry(c, err.msg))
-            path_msg(&c->r, who, err.msg, c->r.error, sizeof c->r.error);
+            path_msg(&c->r, who, err.msg, 1, c->r.error, sizeof c->r.error);
         c->r.sha[0] = '\0';
         cli_error(who, "%s; nothing written", err.msg);
     }
@@ -2163,19 +2164,10 @@ static void build_cmdline(crun_t *c)
 static void keep_msg(void *ud, int warning, const char *path, const char *msg)
 {
     cli_clean_run_t *r = ud;
-    if (!warning) {
-        path_msg(r, path, msg, r->last_error, sizeof r->last_error);
-        return;
-    }
-    if (r->n_warn < CLI_CLEAN_RUN_WARN) {
-        char line[NA_ERR_LEN + 256]; /* the path as stderr's line has it */
-        snprintf(line, sizeof line, "%s%s%s", path ? path : "", path ? ": " : "", msg);
-        size_t len = strlen(line);
-        len = len < sizeof r->warn[0] ? len : sizeof r->warn[0] - 1;
-        memcpy(r->warn[r->n_warn], line, len);
-        r->warn[r->n_warn][len] = '\0';
-    }
-    r->n_warn++;
+    if (!warning)
+        path_msg(r, path, msg, 1, r->last_error, sizeof r->last_error);
+    else if (r->n_warn++ < CLI_CLEAN_RUN_WARN) /* the path as stderr's line has it */
+        path_msg(r, path, msg, 0, r->warn[r->n_warn - 1], sizeof r->warn[0]);
 }
 
 static int clean_report_write(void *ctx, FILE *fp)

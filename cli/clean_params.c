@@ -40,7 +40,10 @@
 #include <sys/stat.h> /* stat, S_ISDIR */
 
 /* The fields, in the order of fields[] and field() */
-enum { NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2, N_MIN, N_MAX, N_MEAN, N_STD, N_MEAN_LO, NFIELDS };
+enum {
+    NF_FILL, CENTER, SCALE, MEANAD, LO, HI, FILL2,
+    N_MIN, N_MAX, N_MEAN, N_STD, N_MEAN_LO, NFIELDS
+};
 static const char *const fields[NFIELDS] = {"nf_fill", "center", "scale", "meanad", "lo_bound",
                                             "hi_bound", "fill2", "n_min", "n_max", "n_mean",
                                             "n_std", "n_mean_lo"};

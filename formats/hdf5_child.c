@@ -459,25 +459,26 @@ static int filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
 {
     int nf = H5Pget_nfilters(dcpl), miss = 0;
     unsigned mask = 0; /* the first allocated chunk's: bit i set, filter i skipped */
-    int have_mask = 0;
-    hid_t fs = dset >= 0 ? H5Dget_space(dset) : -1;
-    haddr_t addr = 0;
-    hsize_t csize = 0, off[H5S_MAX_RANK];
-    hsize_t nch = 0;
-    if (fs >= 0 && H5Dget_num_chunks(dset, fs, &nch) >= 0 && nch > 0 &&
-        H5Dget_chunk_info(dset, fs, 0, off, &mask, &addr, &csize) >= 0)
-        have_mask = 1;
-    if (fs >= 0)
-        H5Sclose(fs);
-    H5Eclear2(H5E_DEFAULT);
+    int have_mask = -1; /* not looked up yet (only for an optional filter) */
     for (int i = 0; i < nf && !miss; i++) {
         unsigned flags = 0, cd[8];
         size_t ncd = 8;
         char name[128] = "";
         H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name,
                                          NULL);
-        if (id < 0 || H5Zfilter_avail(id) > 0 ||
-            ((flags & H5Z_FLAG_OPTIONAL) && (!have_mask || (mask >> i & 1u))))
+        if (id < 0 || H5Zfilter_avail(id) > 0)
+            continue;
+        if ((flags & H5Z_FLAG_OPTIONAL) && have_mask < 0) {
+            hid_t fs = dset >= 0 ? H5Dget_space(dset) : -1;
+            haddr_t addr = 0;
+            hsize_t csize = 0, nch = 0, off[H5S_MAX_RANK];
+            have_mask = fs >= 0 && H5Dget_num_chunks(dset, fs, &nch) >= 0 && nch > 0 &&
+                        H5Dget_chunk_info(dset, fs, 0, off, &mask, &addr, &csize) >= 0;
+            if (fs >= 0)
+                H5Sclose(fs);
+            H5Eclear2(H5E_DEFAULT);
+        }
+        if ((flags & H5Z_FLAG_OPTIONAL) && (!have_mask || (mask >> i & 1u)))
             continue;
         miss = 1;
         const char *kn = filter_known(id);
@@ -1522,7 +1523,7 @@ static int efl_short(const child_t *c, hid_t dset, hid_t dcpl, hid_t ft, const c
     char dir[1024] = ".";
     const char *sl = strrchr(c->path, '/');
     if (sl)
-        snprintf(dir, sizeof dir, "%.*s", (int)(sl - c->path), sl == c->path ? "/" : c->path);
+        snprintf(dir, sizeof dir, "%.*s", sl == c->path ? 1 : (int)(sl - c->path), c->path);
     for (int i = 0; i < n && left > 0; i++) {
         char name[512] = "", full[2048];
         off_t off = 0;

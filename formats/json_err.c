@@ -32,7 +32,8 @@ na_status_t na_json_load_error(const char *what, const json_error_t *je, const v
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "%s: a %s holds a NUL character (U+0000; line %d, column %d), which "
                           "nanaudit does not support",
-                          what, code == json_error_null_byte_in_key ? "tensor name or key" : "string",
+                          what,
+                          code == json_error_null_byte_in_key ? "tensor name or key" : "string",
                           je->line, je->column);
     return na_err_set(err, NA_E_FORMAT, "%s is not valid JSON: %s (line %d, column %d)", what,
                       je->text, je->line, je->column);

@@ -94,7 +94,8 @@ static int object_at_8(const uint8_t *head, size_t n, uint64_t size)
 static int bom_at(const uint8_t *b, size_t i, size_t n)
 {
     return (i + 3 <= n && b[i] == 0xEF && b[i + 1] == 0xBB && b[i + 2] == 0xBF) ||
-           (i + 2 <= n && ((b[i] == 0xFF && b[i + 1] == 0xFE) || (b[i] == 0xFE && b[i + 1] == 0xFF)));
+           (i + 2 <= n &&
+            ((b[i] == 0xFF && b[i + 1] == 0xFE) || (b[i] == 0xFE && b[i + 1] == 0xFF)));
 }
 
 static int is_safetensors(const uint8_t *head, size_t n, uint64_t size)

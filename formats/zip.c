@@ -181,7 +181,8 @@ static na_status_t zfail(const char *what, int code, na_err_t *err)
                                              : NULL;
     if (why == NULL) /* minizip's or zlib's own code, for a report */
         return na_err_set(err, NA_E_FORMAT, "zip: %s: error %d", what, code);
-    return na_err_set(err, code == Z_MEM_ERROR ? NA_E_NOMEM : NA_E_FORMAT, "zip: %s: %s", what, why);
+    return na_err_set(err, code == Z_MEM_ERROR ? NA_E_NOMEM : NA_E_FORMAT, "zip: %s: %s", what,
+                      why);
 }
 
 /* ---- zip64 values minizip 1.1 misreads ------------------------------- */

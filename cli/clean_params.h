@@ -49,7 +49,9 @@ void cli_params_null_msg(const cli_params_null_t *p, const char *name, const na_
 /* names.c: the key of tensor i of in (named name) in a loaded file: its
  * name when the file has it, else the first other hard-link path of the
  * HDF5 dataset that the file has (saved from a file where that link came
- * first in walk order), else name. Never NULL for a non-NULL name. */
+ * first in walk order), else the name with its leading '/' added or
+ * taken away ('/X' of an HDF5 fit for 'X' of an .npz), else name. Never
+ * NULL for a non-NULL name; a key of root lives as long as root. */
 struct na_input; /* format.h's na_input_t */
 const char *cli_params_key(json_t *root, const struct na_input *in, size_t i, const char *name);
 

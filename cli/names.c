@@ -39,5 +39,13 @@ const char *cli_params_key(json_t *root, const na_input_t *in, size_t i, const c
     for (size_t k = 0; k < n; k++)
         if (json_object_get(tensors, alias[k]) != NULL)
             return alias[k];
-    return name;
+    /* the same name with its leading '/' added or taken away: an HDF5
+     * path is relative to the root group ('/X' and 'X' name one dataset),
+     * an .npz, safetensors or PyTorch name has no '/', so a fit on
+     * train.h5 applies to test.npz (round 43) */
+    char alt[1024];
+    int len = name[0] == '/' ? snprintf(alt, sizeof alt, "%s", name + 1)
+                             : snprintf(alt, sizeof alt, "/%s", name);
+    void *it = len > 0 && (size_t)len < sizeof alt ? json_object_iter_at(tensors, alt) : NULL;
+    return it ? json_object_iter_key(it) : name;
 }

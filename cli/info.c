@@ -16,8 +16,17 @@
  * from a file. Exit code: 0, or 3 when an input cannot be opened or an
  * index (model.safetensors.index.json) disagrees with its shards, the
  * same checks as scan's (cli_shard_check, na_index_finish).
+ *
+ * --format json: the same facts as one JSON object on stdout (schema in
+ * docs/json-schema.md, "nanaudit info"), built with jansson; strings
+ * through na_json_text (invalid UTF-8 as \xHH, as scan's report). Error
+ * lines still go to stderr, and each is also the "error" of its file or
+ * index entry.
  */
 #include "cli.h"
+#include "../lib/report_util.h" /* na_json_text */
+
+#include <jansson.h>
 
 #include <inttypes.h> /* PRIu64 */
 #include <stdio.h>    /* printf */
@@ -45,6 +54,51 @@ static void shape_str(char *b, size_t cap, const na_tensor_t *t)
         n += (size_t)snprintf(b + n, cap - n, "%s%" PRIu64, d ? "," : "", sh[d]);
     if (n < cap)
         snprintf(b + n, cap - n, "]");
+}
+
+/* --format json: the document being built (NULL for text). */
+typedef struct {
+    json_t *files;   /* array of file objects */
+    json_t *indexes; /* array of index objects, by walk index id */
+} info_json_t;
+
+/* Append v (a new reference) to array a. */
+static void push(json_t *a, json_t *v) { json_array_append_new(a, v); }
+
+/* The tensor's shape as a JSON array (a variable-length dataset's own). */
+static json_t *shape_json(const na_tensor_t *t)
+{
+    int nd = t->vlen ? t->vndim : t->ndim;
+    const uint64_t *sh = t->vlen ? t->vshape : t->shape;
+    json_t *a = json_array();
+    for (int d = 0; d < nd; d++)
+        push(a, json_integer((json_int_t)sh[d]));
+    return a;
+}
+
+/* The product of shape_json's dimensions; null when it overflows 64 bits
+ * (an error entry's shape may). */
+static json_t *elements_json(const na_tensor_t *t)
+{
+    int nd = t->vlen ? t->vndim : t->ndim;
+    const uint64_t *sh = t->vlen ? t->vshape : t->shape;
+    uint64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        if (__builtin_mul_overflow(n, sh[d], &n) || n > (uint64_t)INT64_MAX)
+            return json_null();
+    return json_integer((json_int_t)n);
+}
+
+/* HDF5 hard-link paths other than the listed one, as JSON: [] for other
+ * formats; *more gets those past the reader's cap. */
+static json_t *aliases_json(const na_input_t *in, size_t i, uint64_t *more)
+{
+    const char *const *alias;
+    size_t n = na_hdf5_aliases(in, i, &alias, more);
+    json_t *a = json_array();
+    for (size_t k = 0; k < n; k++)
+        push(a, na_json_text(alias[k]));
+    return a;
 }
 
 static void pad(const char *s, size_t w)
@@ -75,6 +129,73 @@ static void print_aliases(const na_input_t *in, size_t i)
     fputc('\n', stdout);
 }
 
+/* The dtype info lists for t: a part of a complex tensor (NAME.real, F32
+ * of a C64) as scan lists it, with *part set; NA_DT_INVALID for a member
+ * without one ("?" in the table, null in JSON). */
+static na_dtype_t listed_dtype(const na_tensor_t *t, int *part)
+{
+    *part = t->stored != NA_DT_INVALID && t->dtype != NA_DT_INVALID && t->stored != t->dtype;
+    return *part || !t->stored ? t->dtype : t->stored;
+}
+
+/* --format json: the entries of in as objects appended to arr; the rules
+ * of print_tensors (a damaged entry is the file's error, stderr, exit 3).
+ * Keys: name, status ("ok"; "skipped": not numeric data; "unsupported":
+ * listed "not auditable", no error; "error": damaged), reason (null for
+ * "ok"), dtype (null when none), shape, elements (its product, null past
+ * 2^63 - 1), bytes (null for variable-length
+ * data), sequences (variable-length data only, else null), stored_dtype
+ * (the complex dtype a .real/.imag part is of, else null), layout (HDF5: the storage line of the text table, else
+ * null), aliases (HDF5 hard-link paths, else []), aliases_more. */
+static int tensors_json(na_input_t *in, const char *path, json_t *arr)
+{
+    int rc = 0;
+    for (size_t i = 0; i < na_input_count(in); i++) {
+        na_tensor_t t;
+        na_err_t err;
+        memset(&t, 0, sizeof t);
+        memset(&err, 0, sizeof err);
+        na_status_t st = na_input_tensor(in, i, &t, &err);
+        int part;
+        na_dtype_t dtv = listed_dtype(&t, &part);
+        int damaged = st == NA_E_FORMAT || st == NA_E_IO;
+        const char *reason = NULL, *status = "ok";
+        if (st != NA_OK) {
+            status = damaged ? "error" : "unsupported";
+            reason = err.msg[0] ? err.msg : na_status_str(st);
+        } else if (t.src.read == NULL) {
+            status = "skipped";
+            reason = err.msg[0] ? err.msg : "not numeric";
+        }
+        json_t *o = json_object();
+        json_object_set_new(o, "name", na_json_text(t.name ? t.name : ""));
+        json_object_set_new(o, "status", json_string(status));
+        json_object_set_new(o, "reason", reason ? na_json_text(reason) : json_null());
+        json_object_set_new(o, "dtype", dtv == NA_DT_INVALID ? json_null()
+                                                             : json_string(na_dtype_name(dtv)));
+        json_object_set_new(o, "shape", shape_json(&t));
+        json_object_set_new(o, "elements", elements_json(&t));
+        int vl = st == NA_OK && t.vlen;
+        json_object_set_new(o, "bytes", vl ? json_null()
+                                           : json_integer((json_int_t)na_input_tensor_bytes(in, i)));
+        json_object_set_new(o, "sequences", vl ? json_integer((json_int_t)t.sequences)
+                                               : json_null());
+        json_object_set_new(o, "stored_dtype", part ? json_string(na_dtype_name(t.stored))
+                                               : json_null());
+        const char *det = na_hdf5_detail(in, i);
+        json_object_set_new(o, "layout", det && *det ? na_json_text(det) : json_null());
+        uint64_t more = 0;
+        json_object_set_new(o, "aliases", aliases_json(in, i, &more));
+        json_object_set_new(o, "aliases_more", json_integer((json_int_t)more));
+        push(arr, o);
+        if (damaged) {
+            cli_error(path, "%s", reason);
+            rc = 3;
+        }
+    }
+    return rc;
+}
+
 /* Two passes over the header entries: widths, then rows. A tensor that
  * is damaged (NA_E_FORMAT, NA_E_IO: an HDF5 group that cannot be listed,
  * a link that cannot be read) is listed "(not auditable)" and is also an
@@ -102,9 +223,8 @@ static int print_tensors(na_input_t *in, const char *path)
             shape_str(shape, sizeof shape, &t);
             /* the part of a complex tensor (NAME.real: F32 of a C64) is
              * listed as scan lists it, its bytes the part's */
-            int part = t.stored != NA_DT_INVALID && t.dtype != NA_DT_INVALID &&
-                       t.stored != t.dtype;
-            na_dtype_t dtv = part || !t.stored ? t.dtype : t.stored;
+            int part;
+            na_dtype_t dtv = listed_dtype(&t, &part);
             /* non-numeric members have no dtype: "?" as in scan's table */
             const char *dt = dtv == NA_DT_INVALID ? "?" : na_dtype_name(dtv);
             if (!pass) {
@@ -151,12 +271,21 @@ static int print_tensors(na_input_t *in, const char *path)
     return rc;
 }
 
+/* --format json: index object ix (NULL in text mode) failed with msg. */
+static void index_failed(json_t *ix, const char *msg)
+{
+    if (ix == NULL)
+        return;
+    json_object_set_new(ix, "status", json_string("error"));
+    json_object_set_new(ix, "error", na_json_text(msg));
+}
+
 /* A shard of an index (it->from_index) is checked against the index as
  * scan checks it (cli_shard_check): a mismatch is the index's error, one
  * line, exit 3, and marks the index in bad[] so that its final check
  * (na_index_finish) does not repeat it. */
 static int shard_check(const na_walk_t *w, const na_walk_item_t *it, na_input_t *in,
-                       unsigned char *bad)
+                       unsigned char *bad, json_t **jix)
 {
     int rc = 0;
     for (size_t j = 0; it->from_index && j <= it->n_more; j++) { /* every index naming it */
@@ -169,15 +298,72 @@ static int shard_check(const na_walk_t *w, const na_walk_item_t *it, na_input_t 
         if (st == NA_OK)
             continue;
         bad[k] = 1;
-        cli_error(w->index_paths[k], "%s", err.msg[0] ? err.msg : na_status_str(st));
+        const char *msg = err.msg[0] ? err.msg : na_status_str(st);
+        cli_error(w->index_paths[k], "%s", msg);
+        index_failed(jix ? jix[k] : NULL, msg);
         rc = cli_exit_merge(rc, cli_exit_for_status(st));
     }
     return rc;
 }
 
-/* List one file; *shard_rc gets shard_check's code (0 for other files). */
+/* --format json: a new file object for path, appended to files, with
+ * every key (null or empty until filled: a file that cannot be opened
+ * keeps them so). */
+static json_t *file_json(json_t *files, const char *path)
+{
+    json_t *f = json_object();
+    json_object_set_new(f, "path", na_json_text(path));
+    json_object_set_new(f, "format", json_null());
+    json_object_set_new(f, "status", json_string("ok"));
+    json_object_set_new(f, "error", json_null());
+    json_object_set_new(f, "index", json_null());
+    json_object_set_new(f, "bytes", json_null());
+    json_object_set_new(f, "metadata", json_object());
+    json_object_set_new(f, "notes", json_array());
+    json_object_set_new(f, "tensors", json_array());
+    push(files, f);
+    return f;
+}
+
+/* File object f (NULL in text mode) could not be listed: msg. */
+static void file_failed(json_t *f, const char *msg)
+{
+    if (f == NULL)
+        return;
+    json_object_set_new(f, "status", json_string("error"));
+    json_object_set_new(f, "error", na_json_text(msg));
+}
+
+/* --format json: the rest of file object f for the open input in (bytes
+ * of data in all), then its tensors (tensors_json's code returned). */
+static int fill_file_json(json_t *f, na_input_t *in, const char *path, uint64_t bytes)
+{
+    json_object_set_new(f, "format", json_string(na_input_format(in)));
+    json_object_set_new(f, "bytes", json_integer((json_int_t)bytes));
+    json_t *meta = json_object_get(f, "metadata"); /* __metadata__: keys unique */
+    for (size_t i = 0; i < na_input_metadata_count(in); i++) {
+        const char *k = NULL, *v = NULL;
+        na_input_metadata(in, i, &k, &v);
+        char *fk = na_json_form(k ? k : "");
+        if (fk)
+            json_object_set_new(meta, fk, na_json_text(v ? v : ""));
+        free(fk);
+    }
+    const char *const *notes;
+    size_t n_notes = na_hdf5_notes(in, &notes);
+    for (size_t k = 0; k < n_notes; k++)
+        push(json_object_get(f, "notes"), na_json_text(notes[k]));
+    int rc = tensors_json(in, path, json_object_get(f, "tensors"));
+    if (rc)
+        file_failed(f, "a tensor is damaged (its entry's reason)");
+    return rc;
+}
+
+/* List one file; *shard_rc gets shard_check's code (0 for other files).
+ * jf: its JSON object (NULL in text mode); jix: the index objects by
+ * walk index id (NULL in text mode). */
 static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opts_t *o,
-                     unsigned char *bad, int *shard_rc)
+                     unsigned char *bad, int *shard_rc, json_t *jf, json_t **jix)
 {
     const char *path = it->path;
     na_input_t *in = NULL;
@@ -186,13 +372,21 @@ static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opt
     oo.no_measure = 1; /* no data is read */
     na_status_t st = na_input_open(path, &oo, &in, &err);
     if (st != NA_OK) {
-        cli_error(path, "%s", err.msg[0] ? err.msg : na_status_str(st));
+        const char *msg = err.msg[0] ? err.msg : na_status_str(st);
+        cli_error(path, "%s", msg);
+        file_failed(jf, msg);
         return cli_exit_for_status(st);
     }
     size_t n = na_input_count(in);
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++)
         bytes += na_input_tensor_bytes(in, i);
+    if (jf) {
+        int rc = fill_file_json(jf, in, path, bytes);
+        *shard_rc = shard_check(w, it, in, bad, jix);
+        na_input_close(in);
+        return rc;
+    }
     char *p = esc(path);
     if (!p) {
         na_input_close(in);
@@ -219,14 +413,14 @@ static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opt
         free(en);
     }
     int rc = n ? print_tensors(in, path) : 0;
-    *shard_rc = shard_check(w, it, in, bad);
+    *shard_rc = shard_check(w, it, in, bad, NULL);
     na_input_close(in);
     return rc;
 }
 
 /* After every shard: each shard file was there and metadata.total_size
  * matches (na_index_finish), for the indexes no shard check failed. */
-static int finish_indexes(const na_walk_t *w, const unsigned char *bad)
+static int finish_indexes(const na_walk_t *w, const unsigned char *bad, json_t **jix)
 {
     int rc = 0;
     for (size_t i = 0; i < w->n_indexes; i++) {
@@ -236,11 +430,70 @@ static int finish_indexes(const na_walk_t *w, const unsigned char *bad)
         na_status_t st = na_index_finish(w->indexes[i], &err);
         char note[256];
         if (st != NA_OK) {
-            cli_error(w->index_paths[i], "%s", err.msg[0] ? err.msg : na_status_str(st));
+            const char *msg = err.msg[0] ? err.msg : na_status_str(st);
+            cli_error(w->index_paths[i], "%s", msg);
+            index_failed(jix ? jix[i] : NULL, msg);
             rc = cli_exit_merge(rc, cli_exit_for_status(st));
         } else if (na_index_total_note(w->indexes[i], note, sizeof note)) {
-            printf("note %s: %s\n", w->index_paths[i], note);
+            if (jix && jix[i])
+                json_object_set_new(jix[i], "note", na_json_text(note));
+            else if (!jix)
+                printf("note %s: %s\n", w->index_paths[i], note);
         }
+    }
+    return rc;
+}
+
+/* --format json: index object of walk index k, made on first use and
+ * appended to arr. */
+static json_t *index_json(const na_walk_t *w, size_t k, json_t **jix, json_t *arr)
+{
+    if (jix[k] == NULL) {
+        size_t n = w->indexes[k] ? na_index_shard_count(w->indexes[k]) : 0;
+        json_t *x = json_object();
+        json_object_set_new(x, "path", na_json_text(w->index_paths[k]));
+        json_object_set_new(x, "shards", json_integer((json_int_t)n));
+        json_object_set_new(x, "status", json_string("ok"));
+        json_object_set_new(x, "error", json_null());
+        json_object_set_new(x, "note", json_null());
+        push(arr, x);
+        jix[k] = x;
+    }
+    return jix[k];
+}
+
+/* --format json: the summary and the document on stdout; 4 when it
+ * cannot be written, else rc. error: the run's own error line or NULL. */
+static int print_json(json_t *doc, int rc, const char *error)
+{
+    json_t *files = json_object_get(doc, "files"), *f;
+    size_t i, n_tensors = 0, errors = 0;
+    json_int_t bytes = 0;
+    json_array_foreach(files, i, f) {
+        json_t *ts = json_object_get(f, "tensors"), *t;
+        size_t j;
+        n_tensors += json_array_size(ts);
+        bytes += json_integer_value(json_object_get(f, "bytes"));
+        errors += !strcmp(json_string_value(json_object_get(f, "status")), "error");
+        json_array_foreach(ts, j, t)
+            errors += !strcmp(json_string_value(json_object_get(t, "status")), "error");
+    }
+    json_array_foreach(json_object_get(doc, "indexes"), i, f)
+        errors += !strcmp(json_string_value(json_object_get(f, "status")), "error");
+    json_object_set_new(doc, "error", error ? na_json_text(error) : json_null());
+    json_t *s = json_object();
+    json_object_set_new(s, "files", json_integer((json_int_t)json_array_size(files)));
+    json_object_set_new(s, "tensors", json_integer((json_int_t)n_tensors));
+    json_object_set_new(s, "bytes", json_integer(bytes));
+    json_object_set_new(s, "errors", json_integer((json_int_t)(errors + (error != NULL))));
+    json_object_set_new(s, "exit_code", json_integer(rc));
+    json_object_set_new(doc, "summary", s);
+    int bad = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
+              fputc('\n', stdout) == EOF || fflush(stdout) != 0;
+    json_decref(doc);
+    if (bad) {
+        cli_error(NULL, "cannot write the JSON listing to standard output");
+        return 4;
     }
     return rc;
 }
@@ -251,28 +504,61 @@ int cli_info(const cli_opts_t *o)
     na_err_t err = {{0}};
     int rc = 0;
     size_t shown = 0;
+    char run_error[NA_ERR_LEN + 64] = ""; /* JSON: the run's own error */
+    json_t *doc = NULL, *files = NULL, *indexes = NULL, *skipped = NULL, **jix = NULL;
+    if (o->json) {
+        doc = json_object();
+        json_object_set_new(doc, "schema_version", json_integer(1));
+        json_t *tool = json_object();
+        json_object_set_new(tool, "name", json_string("nanaudit"));
+        json_object_set_new(tool, "version", json_string(NA_VERSION));
+        json_object_set_new(doc, "tool", tool);
+        json_object_set_new(doc, "command", json_string("info"));
+        json_object_set_new(doc, "files", files = json_array());
+        json_object_set_new(doc, "indexes", indexes = json_array());
+        json_object_set_new(doc, "skipped", skipped = json_array());
+    }
     memset(&w, 0, sizeof w);
     na_status_t st = na_walk(o->inputs, o->n_inputs, o->open.raw_dtype != NA_DT_INVALID, &w,
                              &err);
     if (st != NA_OK) {
-        cli_error(NULL, "%s", err.msg[0] ? err.msg : na_status_str(st));
-        return cli_exit_for_status(st);
+        const char *msg = err.msg[0] ? err.msg : na_status_str(st);
+        cli_error(NULL, "%s", msg);
+        rc = cli_exit_for_status(st);
+        return doc ? print_json(doc, rc, msg) : rc;
     }
     unsigned char *bad = calloc(w.n_indexes + 1, 1); /* per index: a shard check failed */
-    if (bad == NULL) {
+    if (doc)
+        jix = calloc(w.n_indexes + 1, sizeof *jix);
+    if (bad == NULL || (doc && jix == NULL)) {
+        free(bad);
+        json_decref(doc);
         na_walk_free(&w);
         return 4;
     }
     for (size_t i = 0; i < w.n; i++) {
         const na_walk_item_t *it = &w.items[i];
-        if (it->skip_reason)
+        if (it->skip_reason) {
+            if (skipped) {
+                json_t *s = json_object();
+                json_object_set_new(s, "path", na_json_text(it->path));
+                json_object_set_new(s, "reason", na_json_text(it->skip_reason));
+                push(skipped, s);
+            }
             continue;
+        }
         if (it->error) {
             cli_error(it->path, "%s", it->error);
+            if (files)
+                file_failed(file_json(files, it->path), it->error);
             rc = cli_exit_merge(rc, 3);
             continue;
         }
         if (it->kind == NA_FILE_INDEX) { /* its shards follow as items */
+            if (doc) {
+                index_json(&w, it->index_id, jix, indexes);
+                continue;
+            }
             char *p = esc(it->path);
             size_t n = w.indexes[it->index_id] ? na_index_shard_count(w.indexes[it->index_id]) : 0;
             if (p)
@@ -280,20 +566,42 @@ int cli_info(const cli_opts_t *o)
             free(p);
             continue;
         }
-        int shard_rc = 0, r = info_file(&w, it, o, bad, &shard_rc);
+        if (doc) /* an index's shard before its index item: none, but safe */
+            for (size_t j = 0; it->from_index && j <= it->n_more; j++) {
+                size_t k, shard;
+                na_walk_shard_ref(it, j, &k, &shard);
+                index_json(&w, k, jix, indexes);
+            }
+        json_t *jf = files ? file_json(files, it->path) : NULL;
+        if (jf) { /* the index naming this shard (the first, if several) */
+            size_t k = 0, shard;
+            if (it->from_index)
+                na_walk_shard_ref(it, 0, &k, &shard);
+            json_object_set_new(jf, "index", it->from_index ? na_json_text(w.index_paths[k])
+                                                            : json_null());
+        }
+        int shard_rc = 0, r = info_file(&w, it, o, bad, &shard_rc, jf, jix);
         shown += r == 0;
         rc = cli_exit_merge(cli_exit_merge(rc, r), shard_rc);
     }
-    rc = cli_exit_merge(rc, finish_indexes(&w, bad));
+    for (size_t k = 0; doc && k < w.n_indexes; k++)
+        index_json(&w, k, jix, indexes);
+    rc = cli_exit_merge(rc, finish_indexes(&w, bad, jix));
     free(bad);
+    free(jix);
     if (shown == 0 && rc < 3) {
-        if (o->n_inputs == 1) /* name it, as scan does */
+        if (o->n_inputs == 1) { /* name it, as scan does */
             cli_error(o->inputs[0], "nothing to show: no supported data file");
-        else
+            snprintf(run_error, sizeof run_error, "%s: nothing to show: no supported data file",
+                     o->inputs[0]);
+        } else {
             cli_error(NULL, "nothing to show: no supported data file in the %zu inputs",
                       o->n_inputs);
+            snprintf(run_error, sizeof run_error,
+                     "nothing to show: no supported data file in the %zu inputs", o->n_inputs);
+        }
         rc = cli_exit_merge(rc, 3);
     }
     na_walk_free(&w);
-    return rc;
+    return doc ? print_json(doc, rc, run_error[0] ? run_error : NULL) : rc;
 }

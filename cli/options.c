@@ -351,7 +351,7 @@ static const cli_option_t opts[] = {
      "tolerance: pos_inf/neg_inf fail only when +Inf and -Inf together exceed F of the elements"},
     {"max-outlier-fraction", 0, "F", S, cli_set_max_fraction,
      "tolerance: outliers fail only when more than F of the elements are outliers"},
-    {"format", 0, "FMT", S | C, set_format,
+    {"format", 0, "FMT", S | I | C, set_format,
      "report on stdout as text (default) or json; scan also github (GitHub Actions "
      "::error/::warning annotations, one per finding)"},
     {"report", 0, "FILE", S | C, set_report,

@@ -109,7 +109,13 @@ typedef struct walk_ctx {
     seen_set_t files, dirs;
     seen_set_t reached; /* every regular file probed, audited or not (blobs_last) */
     na_err_t *err;
+    int index_depth; /* add_shard: indexes named as shards being walked */
 } walk_ctx_t;
+
+/* Indexes named as shards of indexes named as shards ...: walked as
+ * indexes of their own up to this depth (each once: a cycle ends at the
+ * first index met again), error items past it. */
+#define WALK_MAX_INDEX_DEPTH 16
 
 /* ---- items ------------------------------------------------------------ */
 
@@ -361,6 +367,18 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
          * pytorch_model.bin.index.json (zip or legacy) */
         int shard_kind = p.kind == NA_FILE_SAFETENSORS || p.kind == NA_FILE_TORCH ||
                          p.kind == NA_FILE_PICKLE;
+        if (st == NA_OK && p.kind == NA_FILE_INDEX && c->index_depth < WALK_MAX_INDEX_DEPTH &&
+            na_probe_check(&p, &e) == NA_OK) {
+            /* an index no walk listed yet named as a shard: audited as
+             * the index it is, shards and all (one error, the naming
+             * index's; before, it was also "shard is not a safetensors
+             * file" and its own problems went unchecked: round 42a) */
+            na_index_shard_is_index(c->w->indexes[k], i);
+            c->index_depth++;
+            st = add_file(c, path, &p, 0);
+            c->index_depth--;
+            return st;
+        }
         if (st == NA_OK && !shard_kind && na_probe_check(&p, &e) == NA_OK)
             na_err_set(&e, NA_E_FORMAT, "shard is not a safetensors file (%s)",
                        na_kind_of_file_str(p.kind));
@@ -650,7 +668,7 @@ na_status_t na_walk(const char *const *args, size_t nargs, int raw_mode, na_walk
                     na_err_t *err)
 {
     memset(w, 0, sizeof *w);
-    walk_ctx_t c = {w, raw_mode, {0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}, err};
+    walk_ctx_t c = {w, raw_mode, {0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}, err, 0};
     na_status_t st = NA_OK;
     for (size_t i = 0; i < nargs && st == NA_OK; i++)
         st = walk_path(&c, args[i], 0, 0);

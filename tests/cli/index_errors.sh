@@ -87,9 +87,12 @@ for order in "junk.safetensors x.safetensors.index.json" "b.safetensors a.safete
     expect_json "$T/stdout" 'j["summary"]["errors"]' 2
     assert_eq "$(grep -c "nanaudit: $d/$1: unrecognised content" "$T/stderr")" 1 "lines for $1"
 done
-# an index named as another index's shard: a shard item of its own with a
-# reason (it had none, merged into the naming index's entry), and in a
-# folder the named index keeps its own entry and problems (round 36a)
+# an index named as another index's shard: the naming index says why it
+# was not checked (it had no reason, merged into the naming index's entry:
+# round 36a), and the named index is audited as an index of its own, its
+# problems and shards included, also when only the naming index is given
+# (round 42a: it was "shard is not a safetensors file", its own problems
+# unchecked); in a folder the named index keeps its own entry
 d="$T/ixshard"
 mkdir -p "$d"
 "$NA_PYTHON" -c '
@@ -100,7 +103,24 @@ echo '{"weight_map": {"lm_head": "model.safetensors.index.json"}}' > "$d/e14.saf
 echo '{"weight_map": {}}' > "$d/model.safetensors.index.json"
 expect_exit 3 "$NANAUDIT" scan --format json "$d/e14.safetensors.index.json"
 expect_json "$T/stdout" '[(f["path"].rsplit("/", 1)[1], f["error"]) for f in j["files"]]' \
-    '[["e14.safetensors.index.json", "shard '"'model.safetensors.index.json'"' is an index file, not a safetensors or PyTorch file, so it was not checked against the index"], ["model.safetensors.index.json", "shard is not a safetensors file (sharded-checkpoint index)"]]'
+    '[["e14.safetensors.index.json", "shard '"'model.safetensors.index.json'"' is an index file, not a safetensors or PyTorch file, so it was not checked against the index"], ["model.safetensors.index.json", "index: \"weight_map\" is empty: it names no tensor and no shard"]]'
+assert_eq "$(wc -l < "$T/stderr")" 2 "stderr lines of an index naming a broken index"
+# a valid named index: its shard audited under it, one error (the naming index's)
+echo '{"weight_map": {"lm_head": "m.safetensors"}}' > "$d/inner.safetensors.index.json"
+echo '{"weight_map": {"lm_head": "inner.safetensors.index.json"}}' > "$d/outer.safetensors.index.json"
+expect_exit 3 "$NANAUDIT" scan --format json "$d/outer.safetensors.index.json"
+expect_json "$T/stdout" '[(f["path"].rsplit("/", 1)[1], f["format"], f["error"] is None, len(f["tensors"])) for f in j["files"]]' \
+    '[["outer.safetensors.index.json", "index", false, 0], ["inner.safetensors.index.json", "index", true, 0], ["m.safetensors", "safetensors", true, 1]]'
+assert_eq "$(wc -l < "$T/stderr")" 1 "stderr lines of an index naming a valid index"
+rm "$d/inner.safetensors.index.json" "$d/outer.safetensors.index.json"
+# two indexes naming each other: each listed once, each says why, no loop
+echo '{"weight_map": {"x": "b.safetensors.index.json"}}' > "$d/a.safetensors.index.json"
+echo '{"weight_map": {"y": "a.safetensors.index.json"}}' > "$d/b.safetensors.index.json"
+expect_exit 3 timeout 10 "$NANAUDIT" scan --format json "$d/a.safetensors.index.json"
+expect_json "$T/stdout" '[f["path"].rsplit("/", 1)[1] for f in j["files"]]' \
+    '["a.safetensors.index.json", "b.safetensors.index.json"]'
+assert_eq "$(wc -l < "$T/stderr")" 2 "stderr lines of two indexes naming each other"
+rm "$d/a.safetensors.index.json" "$d/b.safetensors.index.json"
 expect_exit 3 "$NANAUDIT" scan --format json "$d"
 expect_json "$T/stdout" 'len(j["files"])' 3
 expect_json "$T/stdout" '[f["error"] is not None for f in j["files"] if f["path"].endswith("/model.safetensors.index.json")]' '[true]'

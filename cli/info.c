@@ -271,37 +271,54 @@ static int print_tensors(na_input_t *in, const char *path)
     return rc;
 }
 
-/* --format json: index object ix (NULL in text mode) failed with msg. */
-static void index_failed(json_t *ix, const char *msg)
+/* The errors of each index, as scan keeps them in its report entry: a
+ * problem is one stderr line the first time, joined to the index's
+ * earlier ones with "; " (the JSON entry's "error"), never repeated. */
+typedef struct {
+    char **said; /* per walk index: its errors so far, or NULL */
+    json_t **jix; /* --format json: per walk index, its object; else NULL */
+} info_ix_t;
+
+/* Index k (path) has problem msg of status st: 0 when said already, else
+ * its exit code (4 out of memory). */
+static int index_error(info_ix_t *x, size_t k, const char *path, na_status_t st,
+                       const char *msg)
 {
-    if (ix == NULL)
-        return;
-    json_object_set_new(ix, "status", json_string("error"));
-    json_object_set_new(ix, "error", na_json_text(msg));
+    char *old = x->said[k];
+    if (old && strstr(old, msg))
+        return 0;
+    cli_error(path, "%s", msg);
+    size_t n = (old ? strlen(old) + 2 : 0) + strlen(msg) + 1;
+    char *j = malloc(n);
+    if (j == NULL)
+        return 4;
+    snprintf(j, n, "%s%s%s", old ? old : "", old ? "; " : "", msg);
+    free(old);
+    x->said[k] = j;
+    if (x->jix && x->jix[k]) {
+        json_object_set_new(x->jix[k], "status", json_string("error"));
+        json_object_set_new(x->jix[k], "error", na_json_text(j));
+    }
+    return cli_exit_for_status(st);
 }
 
-/* A shard of an index (it->from_index) is checked against the index as
- * scan checks it (cli_shard_check): a mismatch is the index's error, one
- * line, exit 3, and marks the index in bad[] so that its final check
- * (na_index_finish) does not repeat it. */
+/* A shard of an index (it->from_index) is checked against every index
+ * naming it as scan checks it (cli_shard_check): a mismatch is that
+ * index's error (index_error). */
 static int shard_check(const na_walk_t *w, const na_walk_item_t *it, na_input_t *in,
-                       unsigned char *bad, json_t **jix)
+                       info_ix_t *x)
 {
     int rc = 0;
     for (size_t j = 0; it->from_index && j <= it->n_more; j++) { /* every index naming it */
         size_t k, shard;
         na_walk_shard_ref(it, j, &k, &shard);
         na_err_t err = {{0}};
-        if (w->indexes[k] == NULL || bad[k])
+        if (w->indexes[k] == NULL)
             continue;
         na_status_t st = cli_shard_check(w->indexes[k], shard, in, &err);
-        if (st == NA_OK)
-            continue;
-        bad[k] = 1;
-        const char *msg = err.msg[0] ? err.msg : na_status_str(st);
-        cli_error(w->index_paths[k], "%s", msg);
-        index_failed(jix ? jix[k] : NULL, msg);
-        rc = cli_exit_merge(rc, cli_exit_for_status(st));
+        if (st != NA_OK)
+            rc = cli_exit_merge(rc, index_error(x, k, w->index_paths[k], st,
+                                                err.msg[0] ? err.msg : na_status_str(st)));
     }
     return rc;
 }
@@ -360,10 +377,9 @@ static int fill_file_json(json_t *f, na_input_t *in, const char *path, uint64_t 
 }
 
 /* List one file; *shard_rc gets shard_check's code (0 for other files).
- * jf: its JSON object (NULL in text mode); jix: the index objects by
- * walk index id (NULL in text mode). */
+ * jf: its JSON object (NULL in text mode); x: the indexes' errors. */
 static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opts_t *o,
-                     unsigned char *bad, int *shard_rc, json_t *jf, json_t **jix)
+                     info_ix_t *x, int *shard_rc, json_t *jf)
 {
     const char *path = it->path;
     na_input_t *in = NULL;
@@ -383,7 +399,7 @@ static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opt
         bytes += na_input_tensor_bytes(in, i);
     if (jf) {
         int rc = fill_file_json(jf, in, path, bytes);
-        *shard_rc = shard_check(w, it, in, bad, jix);
+        *shard_rc = shard_check(w, it, in, x);
         na_input_close(in);
         return rc;
     }
@@ -413,31 +429,30 @@ static int info_file(const na_walk_t *w, const na_walk_item_t *it, const cli_opt
         free(en);
     }
     int rc = n ? print_tensors(in, path) : 0;
-    *shard_rc = shard_check(w, it, in, bad, NULL);
+    *shard_rc = shard_check(w, it, in, x);
     na_input_close(in);
     return rc;
 }
 
-/* After every shard: each shard file was there and metadata.total_size
- * matches (na_index_finish), for the indexes no shard check failed. */
-static int finish_indexes(const na_walk_t *w, const unsigned char *bad, json_t **jix)
+/* After every shard: each shard file was there (na_index_finish: a
+ * missing shard is named also after a shard's mismatch, as in scan), and
+ * for an index without errors the metadata.total_size note. */
+static int finish_indexes(const na_walk_t *w, info_ix_t *x)
 {
     int rc = 0;
     for (size_t i = 0; i < w->n_indexes; i++) {
         na_err_t err = {{0}};
-        if (w->indexes[i] == NULL || bad[i])
+        if (w->indexes[i] == NULL)
             continue;
         na_status_t st = na_index_finish(w->indexes[i], &err);
         char note[256];
         if (st != NA_OK) {
-            const char *msg = err.msg[0] ? err.msg : na_status_str(st);
-            cli_error(w->index_paths[i], "%s", msg);
-            index_failed(jix ? jix[i] : NULL, msg);
-            rc = cli_exit_merge(rc, cli_exit_for_status(st));
-        } else if (na_index_total_note(w->indexes[i], note, sizeof note)) {
-            if (jix && jix[i])
-                json_object_set_new(jix[i], "note", na_json_text(note));
-            else if (!jix)
+            rc = cli_exit_merge(rc, index_error(x, i, w->index_paths[i], st,
+                                                err.msg[0] ? err.msg : na_status_str(st)));
+        } else if (x->said[i] == NULL && na_index_total_note(w->indexes[i], note, sizeof note)) {
+            if (x->jix && x->jix[i])
+                json_object_set_new(x->jix[i], "note", na_json_text(note));
+            else if (!x->jix)
                 printf("note %s: %s\n", w->index_paths[i], note);
         }
     }
@@ -506,6 +521,7 @@ int cli_info(const cli_opts_t *o)
     size_t shown = 0;
     char run_error[NA_ERR_LEN + 64] = ""; /* JSON: the run's own error */
     json_t *doc = NULL, *files = NULL, *indexes = NULL, *skipped = NULL, **jix = NULL;
+    info_ix_t x = {NULL, NULL};
     if (o->json) {
         doc = json_object();
         json_object_set_new(doc, "schema_version", json_integer(1));
@@ -527,11 +543,11 @@ int cli_info(const cli_opts_t *o)
         rc = cli_exit_for_status(st);
         return doc ? print_json(doc, rc, msg) : rc;
     }
-    unsigned char *bad = calloc(w.n_indexes + 1, 1); /* per index: a shard check failed */
+    x.said = calloc(w.n_indexes + 1, sizeof *x.said);
     if (doc)
-        jix = calloc(w.n_indexes + 1, sizeof *jix);
-    if (bad == NULL || (doc && jix == NULL)) {
-        free(bad);
+        x.jix = jix = calloc(w.n_indexes + 1, sizeof *jix);
+    if (x.said == NULL || (doc && jix == NULL)) {
+        free(x.said);
         json_decref(doc);
         na_walk_free(&w);
         return 4;
@@ -580,14 +596,16 @@ int cli_info(const cli_opts_t *o)
             json_object_set_new(jf, "index", it->from_index ? na_json_text(w.index_paths[k])
                                                             : json_null());
         }
-        int shard_rc = 0, r = info_file(&w, it, o, bad, &shard_rc, jf, jix);
+        int shard_rc = 0, r = info_file(&w, it, o, &x, &shard_rc, jf);
         shown += r == 0;
         rc = cli_exit_merge(cli_exit_merge(rc, r), shard_rc);
     }
     for (size_t k = 0; doc && k < w.n_indexes; k++)
         index_json(&w, k, jix, indexes);
-    rc = cli_exit_merge(rc, finish_indexes(&w, bad, jix));
-    free(bad);
+    rc = cli_exit_merge(rc, finish_indexes(&w, &x));
+    for (size_t k = 0; k < w.n_indexes; k++)
+        free(x.said[k]);
+    free(x.said);
     free(jix);
     if (shown == 0 && rc < 3) {
         if (o->n_inputs == 1) { /* name it, as scan does */

@@ -38,9 +38,25 @@ typedef struct scan_run {
 static void file_error(scan_run_t *s, size_t slot, na_status_t st, const char *msg)
 {
     na_file_report_t *f = &s->rep->files[slot];
+    if (!f->ok && f->error && strstr(f->error, msg))
+        return; /* said already */
     cli_error(f->path, "%s", msg);
-    if (f->ok && na_file_report_set_error(f, msg) != NA_OK)
-        st = NA_E_NOMEM;
+    if (f->ok) {
+        if (na_file_report_set_error(f, msg) != NA_OK)
+            st = NA_E_NOMEM;
+    } else if (f->error && strlen(f->error) < 4096) {
+        /* another problem of the same entry (an index: one shard lacks a
+         * tensor, another holds it): joined as cli_shard_check joins
+         * them, so the report keeps every stderr line (round 43a: the
+         * line saying where the tensor is was on stderr only) */
+        size_t n = strlen(f->error) + strlen(msg) + 3;
+        char *j = malloc(n);
+        if (j != NULL)
+            snprintf(j, n, "%s; %s", f->error, msg);
+        if (j == NULL || na_file_report_set_error(f, j) != NA_OK)
+            st = NA_E_NOMEM;
+        free(j);
+    }
     s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(st));
 }
 
@@ -281,19 +297,10 @@ static void finish_indexes(scan_run_t *s)
         char note[256];
         if (!f->ok) {
             /* a shard's problem is the entry's error already; a missing
-             * shard is still named (round 29b: only the first was said) */
-            if (st != NA_OK && err.msg[0] && f->error && !strstr(f->error, err.msg)) {
-                size_t cap = strlen(f->error) + strlen(err.msg) + 3;
-                char *both = malloc(cap);
-                cli_error(f->path, "%s", err.msg);
-                s->exit_code = cli_exit_merge(s->exit_code, cli_exit_for_status(st));
-                if (both) {
-                    snprintf(both, cap, "%s; %s", f->error, err.msg);
-                    if (na_file_report_set_error(f, both) != NA_OK)
-                        s->exit_code = cli_exit_merge(s->exit_code, 4);
-                }
-                free(both);
-            }
+             * shard is still named (round 29b: only the first was said),
+             * joined to it by file_error */
+            if (st != NA_OK && err.msg[0])
+                file_error(s, s->index_entry[i], st, err.msg);
             continue;
         }
         if (st != NA_OK)

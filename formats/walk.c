@@ -263,7 +263,13 @@ static na_status_t add_file(walk_ctx_t *c, const char *path, const na_probe_t *p
             strcmp(first->path, path) == 0)
             return NA_OK;
         char msg[NA_ERR_LEN];
-        snprintf(msg, sizeof msg, "same file as %s (audited once)", first->path);
+        if (strcmp(first->path, path) != 0)
+            snprintf(msg, sizeof msg, "same file as %s (audited once)", first->path);
+        else if (first->from_index) /* the index given, then its folder (round 43a) */
+            snprintf(msg, sizeof msg, "audited once, as a shard of %s",
+                     c->w->index_paths[first->index_id]);
+        else
+            snprintf(msg, sizeof msg, "audited once (reached before by this path)");
         return add_noted(c, path, p->kind, from_dir, 0, msg);
     }
     na_err_t e;

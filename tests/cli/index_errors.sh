@@ -113,6 +113,29 @@ expect_json "$T/stdout" '[(f["path"].rsplit("/", 1)[1], f["format"], f["error"] 
     '[["outer.safetensors.index.json", "index", false, 0], ["inner.safetensors.index.json", "index", true, 0], ["m.safetensors", "safetensors", true, 1]]'
 assert_eq "$(wc -l < "$T/stderr")" 1 "stderr lines of an index naming a valid index"
 rm "$d/inner.safetensors.index.json" "$d/outer.safetensors.index.json"
+# a tensor the index puts in the wrong shard: two problems, two stderr
+# lines, and the report's error holds both, in scan and in info's JSON
+# (round 43a: the line saying where the tensor is was on stderr only)
+"$NA_PYTHON" -c '
+import numpy as np
+from safetensors.numpy import save_file
+save_file({"a": np.ones(2, np.float32)}, "'"$d"'/w1.safetensors")
+save_file({"b": np.ones(3, np.float32)}, "'"$d"'/w2.safetensors")' || fail "w1, w2"
+echo '{"weight_map": {"a": "w1.safetensors", "b": "w1.safetensors", "c": "w2.safetensors"}}' > "$d/w.safetensors.index.json"
+ONE="tensor 'b' is in the index (shard 'w1.safetensors') but not in that shard"
+TWO="tensor 'b' is in shard 'w2.safetensors' but the index puts it in 'w1.safetensors'; tensor 'c' is in the index (shard 'w2.safetensors') but not in that shard"
+for cmd in scan info; do
+    expect_exit 3 "$NANAUDIT" $cmd --format json "$d/w.safetensors.index.json"
+    expect_stderr_contains "nanaudit: $d/w.safetensors.index.json: $ONE"
+    expect_stderr_contains "nanaudit: $d/w.safetensors.index.json: $TWO"
+    assert_eq "$(wc -l < "$T/stderr")" 2 "$cmd: stderr lines of the wrong shard"
+    if [ $cmd = scan ]; then
+        expect_json "$T/stdout" 'j["files"][0]["error"]' "\"$ONE; $TWO\""
+    else
+        expect_json "$T/stdout" 'j["indexes"][0]["error"]' "\"$ONE; $TWO\""
+    fi
+done
+rm "$d"/w*.safetensors*
 # two indexes naming each other: each listed once, each says why, no loop
 echo '{"weight_map": {"x": "b.safetensors.index.json"}}' > "$d/a.safetensors.index.json"
 echo '{"weight_map": {"y": "a.safetensors.index.json"}}' > "$d/b.safetensors.index.json"

@@ -36,4 +36,11 @@ done
 ln -s s1.safetensors "$T/first/z-link.safetensors"
 expect_exit 1 "$NANAUDIT" scan "$T/first"
 expect_stdout_contains "skipped: $T/first/z-link.safetensors (same file as $T/first/s1.safetensors"
+rm "$T/first/z-link.safetensors"
+# the index given, then its folder, then a shard again: each entry met again
+# says how it was audited, never "same file as" its own path (round 43a)
+expect_exit 1 "$NANAUDIT" scan --format json "$T/last/model.safetensors.index.json" "$T/last" "$T/last/m-1.safetensors"
+expect_json "$T/stdout" '[(s["path"].rsplit("/", 1)[1], s["reason"].replace("'"$T"'/", "")) for s in j["skipped"]]' \
+    '[["m-1.safetensors", "audited once, as a shard of last/model.safetensors.index.json"], ["m-2.safetensors", "audited once, as a shard of last/model.safetensors.index.json"], ["model.safetensors.index.json", "audited once (reached before by this path)"], ["m-1.safetensors", "audited once, as a shard of last/model.safetensors.index.json"]]'
+expect_json "$T/stdout" 'len(j["files"])' 3
 pass

@@ -217,12 +217,13 @@ static void walk_args(void **state)
         {"sharded/model-00001-of-00002.safetensors", OK, NA_FILE_SAFETENSORS, NULL},
         {"sharded/model-00002-of-00002.safetensors", OK, NA_FILE_SAFETENSORS, NULL},
         {"sharded/model-00001-of-00002.safetensors", SKIP, NA_FILE_SAFETENSORS,
-         "same file as %s/sharded/model-00001-of-00002.safetensors (audited once)"},
+         "audited once, as a shard of %s/sharded/model.safetensors.index.json"},
         {"sharded/model-00002-of-00002.safetensors", SKIP, NA_FILE_SAFETENSORS, NULL},
         {"sharded/model.safetensors.index.json", SKIP, NA_FILE_INDEX,
-         "same file as %s/sharded/model.safetensors.index.json (audited once)"},
+         "audited once (reached before by this path)"},
         {"a/b/w.safetensors", OK, NA_FILE_SAFETENSORS, NULL},
-        {"a/b/w.safetensors", SKIP, NA_FILE_SAFETENSORS, NULL},
+        {"a/b/w.safetensors", SKIP, NA_FILE_SAFETENSORS,
+         "audited once (reached before by this path)"},
     };
     expect_items(&w, want, sizeof want / sizeof want[0]);
     assert_false(w.items[0].from_dir);

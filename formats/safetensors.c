@@ -598,11 +598,25 @@ static na_status_t check_layout(st_input_t *in, uint64_t avail, na_err_t *err)
         pos = t->end;
     }
     in->data_bytes = pos;
-    if (pos > avail)
-        return na_err_set(err, NA_E_FORMAT, "truncated: the tensors need %llu data bytes after "
-                          "the header, file has %llu (%llu bytes short)",
-                          (unsigned long long)pos, (unsigned long long)avail,
+    if (pos > avail) {
+        /* name the first tensor cut off (round 43a: which ones, not only
+         * how many bytes); the layout is contiguous, so every later one
+         * is cut off too */
+        size_t i = 0;
+        while (i + 1 < in->n_tensors && in->tensors[i].end <= avail)
+            i++;
+        const st_tensor_t *t = &in->tensors[i];
+        size_t more = in->n_tensors - i - 1;
+        char mb[48] = "";
+        if (more)
+            snprintf(mb, sizeof mb, " and the %zu after it", more);
+        return na_err_set(err, NA_E_FORMAT, "truncated: tensor '%s'%s run%s past the end of the "
+                          "file (the tensors need %llu data bytes after the header, file has "
+                          "%llu: %llu bytes short)",
+                          clip(in->names + t->name_off, t->name_len, nb, sizeof nb), mb,
+                          more ? "" : "s", (unsigned long long)pos, (unsigned long long)avail,
                           (unsigned long long)(pos - avail));
+    }
     if (pos < avail)
         return na_err_set(err, NA_E_FORMAT, "%llu trailing bytes after the last tensor (tensor "
                           "data ends at byte %llu of %llu)", (unsigned long long)(avail - pos),

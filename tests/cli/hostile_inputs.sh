@@ -104,8 +104,8 @@ for n, f in enumerate(files):
         want = f"header length {hlen} bytes runs past the end of the file (8 + {hlen} > {n} bytes)"
     else:
         have = n - 8 - hlen
-        want = (f"truncated: the tensors need {data} data bytes after the header, "
-                f"file has {have} ({data - have} bytes short)")
+        want = (f"truncated: tensor '*' *run* past the end of the file (the tensors need "
+                f"{data} data bytes after the header, file has {have}: {data - have} bytes short)")
     if not fnmatch.fnmatchcase(f["error"], want):
         print(f"cut at {n}: got {f['error']!r}, want {want!r}")
         bad += 1

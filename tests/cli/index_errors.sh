@@ -53,7 +53,7 @@ done
 expect_exit 0 "$NANAUDIT" scan "$S/total_size_wrong/$IX"
 expect_stdout_contains "  note: index metadata.total_size is 285 bytes but the shards hold 24 bytes of tensor data (loaders do not read it; some writers add up file sizes)"
 check escape 3 "index: shard path '../ok/$S2' of tensor 'b.weight' escapes the index's directory (absolute or '..'; refused)"
-check bad_shard 3 "$S2: truncated: the tensors need 8 data bytes after the header, file has 4"
+check bad_shard 3 "$S2: truncated: tensor 'b.weight' runs past the end of the file (the tensors need 8 data bytes after the header, file has 4"
 expect_stderr_contains "shard '$S2' is invalid or unreadable, so it was not checked against the index"
 # a shard's own problem and a missing shard: both named (round 29b: the
 # missing shard was not, while the README promises a line naming it)

@@ -434,8 +434,8 @@ static void test_layout_rules(void **state)
     expect_error("{\"a\":" T("F32", "[2]", "0", "8") ",\"b\":" T("F32", "[1]", "4", "8") "}", d,
                  8, NA_E_FORMAT, "tensor 'b' starts at data byte 4, overlapping 'a' (ends at 8)");
     expect_error("{\"a\":" T("F32", "[2]", "0", "8") "}", d, 4, NA_E_FORMAT,
-                 "truncated: the tensors need 8 data bytes after the header, file has 4 "
-                 "(4 bytes short)");
+                 "truncated: tensor 'a' runs past the end of the file (the tensors need 8 "
+                 "data bytes after the header, file has 4: 4 bytes short)");
     expect_error("{\"a\":" T("F32", "[1]", "0", "4") "}", d, 7, NA_E_FORMAT,
                  "3 trailing bytes after the last tensor (tensor data ends at byte 66 of 69)");
     expect_error("{}", d, 1, NA_E_FORMAT, "1 trailing bytes after the last tensor");
@@ -443,7 +443,8 @@ static void test_layout_rules(void **state)
     expect_error("{\"a\\nb\\u001b[2J\":" T("F32", "[1]", "4", "8") "}", d, 8, NA_E_FORMAT,
                  "tensor 'a?b?[2J' starts at data byte 4");
     expect_error("{\"a\":" T("U8", "[1152921504606846976]", "0", "1152921504606846976") "}", d,
-                 4, NA_E_FORMAT, "truncated: the tensors need 1152921504606846976 data bytes");
+                 4, NA_E_FORMAT, "truncated: tensor 'a' runs past the end of the file (the tensors "
+                 "need 1152921504606846976 data bytes");
 }
 
 /* A header of many tensors parses in time linear in their number. The

@@ -183,6 +183,11 @@ typedef struct na_probe {
     uint64_t size;          /* file size in bytes */
     uint64_t dev, ino;      /* st_dev / st_ino, to find a file seen twice */
     uint64_t lfs_size;      /* Git LFS pointer: its "size N"; UINT64_MAX if none */
+    /* unrecognised content under a name ending in .safetensors: 1, and
+     * bytes 0-7 as safetensors' little-endian header length (0 when the
+     * file is shorter), for na_probe_check's message */
+    int st_named;
+    uint64_t st_hlen;
 } na_probe_t;
 
 /* Probe one path: stat() following symlinks; refuse anything but a

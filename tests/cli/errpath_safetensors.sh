@@ -79,4 +79,21 @@ for arg in "$T/sh/model.safetensors.index.json" "$T/sh"; do
     expect_stderr_contains "nanaudit: $T/sh/shard.npy: shard is not a safetensors file (NumPy .npy)"
     expect_stderr_contains "model.safetensors.index.json: shard 'shard.npy' is invalid or unreadable, so it was not checked against the index"
 done
+
+# named .safetensors, too short or with a header length that cannot be:
+# the rule that fails, not "unrecognised content" (round 43a); a name
+# without the suffix keeps the general line
+printf '\1\2\3' > "$T/short.safetensors"
+printf '\0\0\0\0\0\0\0\0' > "$T/hlen0.safetensors"
+printf '\1\0\0\0\0\0\0\0x' > "$T/hlen1.SAFETENSORS"
+printf '\0\0\0\0\0\0\0\1abcdefgh' > "$T/hlenbig.safetensors"
+cp "$T/short.safetensors" "$T/short.bin"
+expect_exit 3 "$NANAUDIT" scan "$T/short.safetensors" "$T/hlen0.safetensors" "$T/hlen1.SAFETENSORS" \
+    "$T/hlenbig.safetensors" "$T/short.bin"
+expect_stderr_contains "nanaudit: $T/short.safetensors: 3 bytes: too short for safetensors (it starts with an 8-byte header length)"
+expect_stderr_contains "nanaudit: $T/hlen0.safetensors: safetensors header length 0 (bytes 0-7) is less than the 2 bytes of the smallest header, '{}'"
+expect_stderr_contains "nanaudit: $T/hlen1.SAFETENSORS: safetensors header length 1 (bytes 0-7) is less than the 2 bytes of the smallest header, '{}'"
+expect_stderr_contains "nanaudit: $T/hlenbig.safetensors: header length 72057594037927936 bytes runs past the end of the file (8 + 72057594037927936 > 16 bytes)"
+expect_stderr_contains "nanaudit: $T/short.bin: unrecognised content (not safetensors,"
+assert_eq "$(wc -l < "$T/stderr")" 5 "stderr lines of five bad files"
 pass

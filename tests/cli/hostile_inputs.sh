@@ -98,8 +98,8 @@ bad = 0
 for n, f in enumerate(files):
     if n == 0:
         want = "empty file (0 bytes)"
-    elif n <= 8:
-        want = "unrecognised content*"
+    elif n < 8:
+        want = f"{n} byte{'s' if n > 1 else ''}: too short for safetensors (it starts with an 8-byte header length)"
     elif n < 8 + hlen:
         want = f"header length {hlen} bytes runs past the end of the file (8 + {hlen} > {n} bytes)"
     else:

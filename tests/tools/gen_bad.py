@@ -50,7 +50,7 @@ F32_NAN = struct.pack("<I", 0x7FC00000)
 CASES = {
     # --- sizes and header length (checked before anything is allocated)
     "empty": (b"", "empty file (0 bytes)"),
-    "seven_bytes": (b"\x02\x00\x00\x00\x00\x00\x00", "unrecognised content"),
+    "seven_bytes": (b"\x02\x00\x00\x00\x00\x00\x00", "7 bytes: too short for safetensors (it starts with an 8-byte header length)"),
     "header_past_eof": (st('{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}', F32_1, hlen=1000),
                         "header length 1000 bytes runs past the end of the file"),
     "header_len_2p63": (st("{}", hlen=1 << 63),

@@ -171,21 +171,22 @@ static size_t extra_findings(const na_tensor_t *t, const na_result_t *r, const n
         if (c->range_hi_set)
             na_fmt_num(hi, sizeof hi, c->range_hi);
         snprintf(m, sizeof m, "%llu value%s outside [%s, %s] (min %s, max %s)",
-                 (unsigned long long)k, plural(k), lo, hi, na_fmt_num(a, sizeof a, st->min),
-                 na_fmt_num(b, sizeof b, st->max));
+                 (unsigned long long)k, plural(k), lo, hi,
+                 na_fmt_val(a, sizeof a, st->min, t->dtype),
+                 na_fmt_val(b, sizeof b, st->max, t->dtype));
         add(out, cap, &n, NA_K_RANGE, k, m);
     }
     if ((k = cnt(r, L.abs_lo) + cnt(r, L.abs_hi)) > 0) {
         char a[32], b[32];
         snprintf(m, sizeof m, "%llu value%s with |x| > %s (max |x| %s)", (unsigned long long)k,
                  plural(k), na_fmt_num(a, sizeof a, c->max_abs),
-                 na_fmt_num(b, sizeof b, st->abs_max));
+                 na_fmt_val(b, sizeof b, st->abs_max, t->dtype));
         add(out, cap, &n, NA_K_MAX_ABS, k, m);
     }
     if ((k = cnt(r, L.neg)) > 0) {
         char a[32];
         snprintf(m, sizeof m, "%llu negative value%s (min %s) in a tensor that must be >= 0",
-                 (unsigned long long)k, plural(k), na_fmt_num(a, sizeof a, st->min));
+                 (unsigned long long)k, plural(k), na_fmt_val(a, sizeof a, st->min, t->dtype));
         add(out, cap, &n, NA_K_NEGATIVE, k, m);
     }
     double ovf, unf;

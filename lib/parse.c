@@ -4,7 +4,7 @@
 #include "nanaudit.h"
 
 #include <errno.h>  /* errno, ERANGE */
-#include <math.h>   /* isfinite */
+#include <math.h>   /* isfinite, floor, fabs */
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* strtod */
 
@@ -13,6 +13,25 @@ char *na_fmt_num(char *buf, size_t cap, double v)
     for (int p = 15; p <= 17; p++) {
         snprintf(buf, cap, "%.*g", p, v);
         if (p == 17 || strtod(buf, NULL) == v || v != v)
+            break;
+    }
+    return buf;
+}
+
+char *na_fmt_val(char *buf, size_t cap, double v, na_dtype_t dt)
+{
+    int narrow = dt == NA_DT_F32 || dt == NA_DT_F16 || dt == NA_DT_BF16 ||
+                 dt == NA_DT_F8_E4M3 || dt == NA_DT_F8_E5M2 || dt == NA_DT_F8_E8M0 ||
+                 dt == NA_DT_F8_E4M3FNUZ || dt == NA_DT_F8_E5M2FNUZ;
+    if (!narrow || v != v || (double)(float)v != v)
+        return na_fmt_num(buf, cap, v);
+    if (v == floor(v) && fabs(v) < 1e15) { /* 10000000, as na_fmt_num, not 1e+07 */
+        snprintf(buf, cap, "%.0f", v);
+        return buf;
+    }
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, cap, "%.*g", p, v);
+        if ((float)strtod(buf, NULL) == (float)v)
             break;
     }
     return buf;

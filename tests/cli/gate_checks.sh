@@ -50,11 +50,25 @@ expect_stdout_contains "2 values with |x| > 1000 (max |x| 10000000)"
 expect_stdout_contains "2 finite values overflow F16 (|x| >= 65520 rounds to Inf)"
 expect_stdout_contains "1 negative value (min -0.5) in a tensor that must be >= 0"
 # limits as the user typed them (they printed as 0.20000000000000001 and
-# [-0.10000000000000001, 0.29999999999999999]; round 36a), data values exact
+# [-0.10000000000000001, 0.29999999999999999]; round 36a), data values as
+# numpy prints an F32 (the shortest decimal of the float: round 43a, the
+# double's -9.99999993922529e-09 for an F32 -1e-08)
 expect_exit 0 "$NANAUDIT" scan -q --max-abs 0.2 --range -0.1:0.3 --zscore 0 \
     "$NA_SRC/examples/clean.safetensors"
-expect_stdout_contains "note layer1.weight: 7 values with |x| > 0.2 (max |x| 0.24725301563739777)"
-expect_stdout_contains "note layer1.weight: 18 values outside [-0.1, 0.3] (min -0.24725301563739777, max 0.24077589809894562)"
+read -r MN MX AB < <("$NA_PYTHON" -c '
+from safetensors import safe_open
+with safe_open("'"$NA_SRC"'/examples/clean.safetensors", "np") as f:
+    w = f.get_tensor("layer1.weight")
+print(w.dtype, w.min(), w.max(), abs(w).max())' | sed 's/^float32 //')
+assert_eq "$MN $MX $AB" "-0.24725302 0.2407759 0.24725302" "numpy's F32 reprs"
+expect_stdout_contains "note layer1.weight: 7 values with |x| > 0.2 (max |x| $AB)"
+expect_stdout_contains "note layer1.weight: 18 values outside [-0.1, 0.3] (min $MN, max $MX)"
+make_st "$T/neg.safetensors" '{"tensors":[{"name":"bn.running_var","dtype":"F32","shape":[3],"values":[1,-1e-8,16777216]},
+ {"name":"bn64.running_var","dtype":"F64","shape":[2],"values":[-1e-8,1]}]}'
+expect_exit 1 "$NANAUDIT" scan --fail-on negative,range --range 0:1 "$T/neg.safetensors"
+expect_stdout_contains "FAIL bn.running_var: 1 negative value (min -1e-08) in a tensor that must be >= 0"
+expect_stdout_contains "FAIL bn.running_var: 2 values outside [0, 1] (min -1e-08, max 16777216)"
+expect_stdout_contains "FAIL bn64.running_var: 1 negative value (min -1e-08) in a tensor that must be >= 0"
 # open-sided range; the fail list decides the exit code only
 expect_exit 0 "$NANAUDIT" scan --range 0: --zscore 0 --format json --report "$T/o.json" "$F"
 expect_json "$T/o.json" '[f["count"] for f in j["files"][0]["tensors"][0]["findings"] if f["kind"] == "range"]' '[1]'

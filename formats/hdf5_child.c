@@ -120,6 +120,12 @@ typedef struct c_ent {
     int vlen;        /* sequences of a variable length: memtype is hvl_t */
     uint64_t rows;   /* dataset elements (0 for a null dataspace) */
     uint32_t fbase;  /* vlen: bytes of one value as stored */
+    /* deflate chunks checked before H5Dread (zc_check): */
+    int zc_mode;       /* 0 not set up, 1 no check, 2 exact size, 3 bound */
+    unsigned zc_bit;   /* deflate's place in the pipeline: its filter-mask bit */
+    uint32_t zc_strip; /* bytes of Fletcher32 checksums after deflate's output */
+    uint64_t zc_size;  /* what a chunk inflates to (2), or at most (3) */
+    uint64_t zc_next;  /* first chunk row (along dim 0) not checked yet */
 } c_ent_t;
 
 typedef struct child {
@@ -2373,6 +2379,212 @@ static herr_t rows_read(child_t *c, c_ent_t *e, uint64_t lo, uint64_t a0, uint64
  * do not (column chunks: every chunk's span crosses the others'), the
  * whole rows of the range are read chunk by chunk from the list
  * (rows_read), the partial rows at its ends from the spans. */
+/* ---- deflate chunks checked before H5Dread ----------------------------
+ *
+ * libhdf5's deflate filter (HDF5 source src/H5Zdeflate.c) inflates a
+ * chunk into a buffer it doubles until the zlib stream ends and hands the
+ * chunk cache whatever it got (round 43b, two HIGH):
+ *  - a stream that ends short of the chunk (10 bytes of zeros stored for
+ *    a 400-byte chunk, or a first stream ending early with a second one
+ *    behind it) leaves the rest of the chunk uninitialised, and H5Dread
+ *    returns that memory as data: statistics that change from run to run,
+ *    NaN counted or hidden by chance (h5py with HDF5 2.0 reads the same);
+ *  - a small stream that inflates to far more than the chunk (4 MB of
+ *    file, 4 GiB from one chunk) grows the buffer without a limit.
+ * libhdf5 refuses to replace a predefined filter (H5Zregister: ids below
+ * 256), so before a window is read through H5Dread its allocated chunks
+ * are read as stored (H5Dread_chunk) and inflated here into a counter,
+ * in 64 KiB steps: a chunk that does not give the bytes it must, or gives
+ * more than its bound, is a damaged chunk (exit 3, the chunk named) and
+ * the read does not happen. The parallel path (hdf5_inflate.c) inflates
+ * into exactly the chunk's bytes and refuses both itself.
+ *
+ * What a chunk inflates to: a stored chunk holds the full chunk extent,
+ * chunk elements x the file type's size (HDF5 File Format Specification,
+ * "Data Layout Message"). Shuffle keeps the size; Fletcher32 appends a
+ * 4-byte checksum (src/H5Zfletcher32.c). With only those beside one
+ * deflate, the size is exact: + 4 per Fletcher32 before deflate (write
+ * order), and each Fletcher32 after it is 4 bytes to leave off the stored
+ * chunk. Other filters before deflate (n-bit, scale-offset, a plugin) and
+ * variable-length or reference types (stored size not H5Tget_size):
+ * at most twice the chunk plus 64 KiB, which a chunk never needs and a
+ * bomb passes. Any other filter after deflate: not checked. Chunk rows
+ * are checked once per entry (zc_next): the windows come in order. */
+#define ZC_SLACK ((uint64_t)64 << 10)
+
+static void zc_setup(child_t *c, c_ent_t *e)
+{
+    e->zc_mode = 1;
+    hid_t dcpl = H5Dget_create_plist(c->cur), ft = H5Dget_type(c->cur);
+    if (dcpl < 0 || ft < 0 || !e->chunked || e->ndim == 0 || e->attr != NULL) {
+        if (ft >= 0)
+            H5Tclose(ft);
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
+        H5Eclear2(H5E_DEFAULT);
+        return;
+    }
+    uint64_t bytes = H5Tget_size(ft);
+    for (int d = 0; d < e->ndim && bytes; d++)
+        bytes = bytes <= UINT64_MAX / 4 / e->chunk[d] ? bytes * e->chunk[d] : 0;
+    H5T_class_t cl = H5Tget_class(ft);
+    int exact = !(cl == H5T_VLEN || cl == H5T_REFERENCE || H5Tis_variable_str(ft) > 0 ||
+                  H5Tdetect_class(ft, H5T_VLEN) > 0 || H5Tdetect_class(ft, H5T_REFERENCE) > 0);
+    int nf = H5Pget_nfilters(dcpl), at = -1, after_ok = 1;
+    uint64_t before = 0;
+    uint32_t strip = 0;
+    for (int i = 0; i < nf; i++) {
+        unsigned fl;
+        size_t ncd = 0;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &fl, &ncd, NULL, 0, NULL, NULL);
+        if (id == H5Z_FILTER_DEFLATE && at < 0)
+            at = i;
+        else if (id == H5Z_FILTER_DEFLATE || id < 0)
+            after_ok = exact = 0; /* deflate twice: not followed */
+        else if (at < 0 && id == H5Z_FILTER_FLETCHER32)
+            before += 4;
+        else if (at >= 0 && id == H5Z_FILTER_FLETCHER32)
+            strip += 4;
+        else if (at < 0 && id != H5Z_FILTER_SHUFFLE)
+            exact = 0;
+        else if (at >= 0)
+            after_ok = 0;
+    }
+    if (at >= 0 && after_ok && bytes > 0 && at < 32) {
+        e->zc_mode = exact ? 2 : 3;
+        e->zc_bit = (unsigned)at;
+        e->zc_strip = strip;
+        e->zc_size = exact ? bytes + before : 2 * bytes + ZC_SLACK;
+        if (cl == H5T_VLEN || H5Tdetect_class(ft, H5T_VLEN) > 0) /* heap IDs: 16 bytes */
+            e->zc_size += 16 * (bytes / H5Tget_size(ft));
+    }
+    H5Tclose(ft);
+    H5Pclose(dcpl);
+    H5Eclear2(H5E_DEFAULT);
+}
+
+/* cause = the formatted text (cat: no truncation warning to silence). */
+static void zc_msg(char *cause, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void zc_msg(char *cause, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cause, cap, fmt, ap);
+    va_end(ap);
+}
+
+/* The chunk at off (ndim offsets) into cause when it is damaged: -1, else
+ * 0. The stored bytes go to the shared mapping, which the read after
+ * this overwrites; a chunk larger than it is not checked. */
+static int zc_chunk(child_t *c, c_ent_t *e, const hsize_t *off, char *cause, size_t cap)
+{
+    char at[160];
+    size_t n = (size_t)snprintf(at, sizeof at, "chunk at [");
+    for (int d = 0; d < e->ndim && n < sizeof at; d++)
+        n += (size_t)snprintf(at + n, sizeof at - n, "%s%llu", d ? "," : "",
+                              (unsigned long long)off[d]);
+    if (n < sizeof at)
+        snprintf(at + n, sizeof at - n, "]");
+    hsize_t nbytes = 0;
+    uint32_t mask = 0;
+    if (H5Dget_chunk_storage_size(c->cur, off, &nbytes) < 0 || nbytes == 0 ||
+        nbytes > c->shm_bytes) {
+        H5Eclear2(H5E_DEFAULT); /* not allocated, or too large to hold here */
+        return 0;
+    }
+    if (H5Dread_chunk(c->cur, H5P_DEFAULT, off, &mask, c->shm) < 0) {
+        char why[200];
+        h5_cause(why, sizeof why);
+        zc_msg(cause, cap, "%s: %s", at, why);
+        return -1;
+    }
+    if (mask & (1u << e->zc_bit)) /* stored without deflate */
+        return 0;
+    if (nbytes < e->zc_strip) {
+        zc_msg(cause, cap, "%s: %llu bytes stored, less than its Fletcher32 checksum", at,
+                 (unsigned long long)nbytes);
+        return -1;
+    }
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK) {
+        zc_msg(cause, cap, "%s: zlib: inflateInit failed", at);
+        return -1;
+    }
+    static uint8_t sink[64 << 10];
+    uint64_t left = nbytes - e->zc_strip, got = 0;
+    const uint8_t *in = c->shm;
+    int zr = Z_OK;
+    while (zr == Z_OK && got <= e->zc_size) {
+        if (z.avail_in == 0 && left > 0) {
+            z.next_in = (Bytef *)in;
+            z.avail_in = left > (1u << 30) ? 1u << 30 : (uInt)left;
+            in += z.avail_in;
+            left -= z.avail_in;
+        }
+        z.next_out = sink;
+        z.avail_out = sizeof sink;
+        zr = inflate(&z, Z_NO_FLUSH);
+        got = z.total_out;
+        if (zr == Z_BUF_ERROR && z.avail_in == 0 && left == 0)
+            break; /* the input ended inside the stream */
+    }
+    inflateEnd(&z);
+    if (got > e->zc_size)
+        zc_msg(cause, cap, "%s inflates to more than %s%llu bytes (a damaged chunk)", at,
+                 e->zc_mode == 2 ? "the chunk's " : "twice the chunk's ",
+                 (unsigned long long)(e->zc_mode == 2 ? e->zc_size
+                                                      : (e->zc_size - ZC_SLACK) / 2));
+    else if (zr != Z_STREAM_END)
+        zc_msg(cause, cap, "%s: its %llu stored bytes are not a whole zlib stream (%s; a "
+                 "damaged chunk)", at, (unsigned long long)nbytes,
+                 z.msg ? z.msg : zr == Z_BUF_ERROR ? "it ends early" : zError(zr));
+    else if (e->zc_mode == 2 && got != e->zc_size)
+        zc_msg(cause, cap, "%s inflates to %llu bytes, not the chunk's %llu (a damaged "
+                 "chunk)", at, (unsigned long long)got, (unsigned long long)e->zc_size);
+    else
+        return 0;
+    return -1;
+}
+
+/* Check the deflate chunks that hold dataset elements [lo, lo+n) of e
+ * (open as c->cur) before they are read: 0, or -1 with the damaged
+ * chunk in cause. */
+static int zc_check(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause, size_t cap)
+{
+    if (e->zc_mode == 0)
+        zc_setup(c, e);
+    if (e->zc_mode == 1 || n == 0)
+        return 0;
+    uint64_t rowlen = 1, g = 1, gd[NA_MAX_NDIM] = {0};
+    for (int d = 1; d < e->ndim; d++) {
+        rowlen *= e->shape[d];
+        gd[d] = (e->shape[d] + e->chunk[d] - 1) / e->chunk[d];
+        g *= gd[d];
+    }
+    if (rowlen == 0)
+        return 0;
+    uint64_t k0 = lo / rowlen / e->chunk[0], k1 = (lo + n - 1) / rowlen / e->chunk[0];
+    if (k0 < e->zc_next)
+        k0 = e->zc_next;
+    for (uint64_t k = k0; k <= k1; k++) {
+        for (uint64_t i = 0; i < g; i++) {
+            hsize_t off[H5S_MAX_RANK] = {0};
+            uint64_t j = i;
+            off[0] = k * e->chunk[0];
+            for (int d = e->ndim - 1; d >= 1; d--) {
+                off[d] = (j % gd[d]) * e->chunk[d];
+                j /= gd[d];
+            }
+            if (zc_chunk(c, e, off, cause, cap) != 0)
+                return -1;
+        }
+        e->zc_next = k + 1;
+    }
+    return 0;
+}
+
 static herr_t c_read_sparse(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause,
                             size_t cap)
 {
@@ -3243,7 +3455,9 @@ static void c_read(child_t *c, const h5p_read_t *rq)
         if (r < 0)
             h5_cause(cause, sizeof cause);
     } else {
-        r = c_read_sparse(c, e, lo, hi - lo, cause, sizeof cause);
+        r = zc_check(c, e, lo, hi - lo, cause, sizeof cause);
+        if (r >= 0)
+            r = c_read_sparse(c, e, lo, hi - lo, cause, sizeof cause);
     }
     if (r < 0) {
         c_fail(c, NA_E_FORMAT, "reading elements %llu..%llu failed: %s",

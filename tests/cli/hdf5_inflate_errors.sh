@@ -33,6 +33,6 @@ expect_json "$T/par.json" '[t["status"] for t in j["files"][0]["tensors"]]' '["e
 expect_json "$T/par.json" 'j["files"][0]["tensors"][1]["max"]' '39999.0'
 expect_json "$T/par.json" 'j["files"][1]["status"]' '"ok"'
 NANAUDIT_HDF5_SERIAL=1 expect_exit 3 "$NANAUDIT" scan "$F"
-expect_stderr_contains "corrupt.h5: /bad: reading elements 0..39999 failed: inflate() failed"
+expect_stderr_contains "corrupt.h5: /bad: reading elements 0..39999 failed: chunk at [4000]: its 4263 stored bytes are not a whole zlib stream ("
 [ "$(wc -l <"$T/stderr")" = 1 ] || fail "more than one error line: $(cat "$T/stderr")"
 pass

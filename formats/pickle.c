@@ -41,6 +41,7 @@
 
 #define PK_MAX_DEPTH 200
 #define PK_MAX_LEAVES 1000000u
+#define PK_BYTES_PER_TENSOR 16 /* add_tensor: tensor entries per pickle byte */
 /* Objects in the arena, about 190 bytes each: 3 GiB at most. A 5 MB
  * pickle of 5 M None took 5.8 GB (1.2 KB an object, eighteenth
  * fresh-user round); a checkpoint's pickle has a few dozen objects per
@@ -1032,6 +1033,16 @@ static na_status_t keep_bytes(pk_t *p, size_t len, const char *name)
 static na_status_t add_tensor(pk_t *p, const obj_t *t, const char *name)
 {
     na_pk_result_t *r = p->r;
+    /* Tensor entries cost ~2.3 KB each here, while a torch.save pickle
+     * spends ~90 bytes per tensor (its rebuild call); one tensor object
+     * referenced again and again costs 2 bytes of pickle per entry (a 2 MB
+     * file made 990,000 entries and 2.2 GB: round 43b). At most one entry
+     * per PK_BYTES_PER_TENSOR bytes of pickle, 65536 whatever its size. */
+    size_t cap = p->n / PK_BYTES_PER_TENSOR > 65536 ? p->n / PK_BYTES_PER_TENSOR : 65536;
+    if (r->n_tensors >= cap)
+        return na_err_set(p->err, NA_E_FORMAT, "pickle: more than %zu tensor entries in %zu "
+                          "bytes of pickle (a checkpoint's pickle spends about 90 bytes per "
+                          "tensor; one tensor referenced over and over?)", cap, p->n);
     na_status_t st = keep_bytes(p, strlen(name), name);
     if (st != NA_OK)
         return st;

@@ -452,6 +452,24 @@ static const char *filter_known(H5Z_filter_t id)
     }
 }
 
+/* "HDF5 filter ID (NAME) is not available ..." into msg: a registered
+ * filter's own name, else the name the file stores, made printable and
+ * said to be the file's (round 43b: id 30583 "(deflate)"), else unnamed. */
+static void missing_msg(H5Z_filter_t id, const char *name, char *msg, size_t cap)
+{
+    const char *kn = filter_known(id);
+    char shown[80];
+    if (kn || !name[0])
+        snprintf(shown, sizeof shown, "%s", kn ? kn : "unnamed");
+    else
+        snprintf(shown, sizeof shown, "named '%.48s' in the file", name);
+    for (char *p = shown; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            *p = '?';
+    snprintf(msg, cap, "HDF5 filter %d (%s) is not available in this libhdf5 (plugins are "
+             "searched in HDF5_PLUGIN_PATH)", (int)id, shown);
+}
+
 /* 1 when a filter of dataset dset's pipeline (dcpl) is missing from this
  * libhdf5 (a plugin not installed: h5py's lzf, bitshuffle, zstd), with
  * msg "HDF5 filter 32000 (lzf) is not available in this libhdf5 (...)"
@@ -460,22 +478,10 @@ static const char *filter_known(H5Z_filter_t id)
  * written through it (its filter mask bit is clear; HDF5 User's Guide,
  * "Filters"): a writer that lacked it skipped it on every chunk, and
  * libhdf5 reads those (round 41a: such a file was refused); a later
- * chunk that needs it fails its read, exit 3. */
-/* "HDF5 filter ID (NAME) is not available ..." into msg: a predefined
- * filter's own name, else the name the file stores, made printable. */
-static void missing_msg(H5Z_filter_t id, const char *name, char *msg, size_t cap)
-{
-    const char *kn = filter_known(id);
-    char shown[64];
-    snprintf(shown, sizeof shown, "%s", kn ? kn : name[0] ? name : "unnamed");
-    for (char *p = shown; *p; p++)
-        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-            *p = '?';
-    snprintf(msg, cap, "HDF5 filter %d (%s) is not available in this libhdf5 (plugins are "
-             "searched in HDF5_PLUGIN_PATH)", (int)id, shown);
-}
-
-static int filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
+ * chunk that needs it fails its read, exit 3. any_optional: every
+ * optional filter missing counts, whatever the first chunk did, and only
+ * those (optional_missing, after such a read failed). */
+static int filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap, int any_optional)
 {
     int nf = H5Pget_nfilters(dcpl), miss = 0;
     unsigned mask = 0; /* the first allocated chunk's: bit i set, filter i skipped */
@@ -488,7 +494,9 @@ static int filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
                                          NULL);
         if (id < 0 || H5Zfilter_avail(id) > 0)
             continue;
-        if ((flags & H5Z_FLAG_OPTIONAL) && have_mask < 0) {
+        if (any_optional && !(flags & H5Z_FLAG_OPTIONAL))
+            continue; /* optional_missing: the required ones were refused before */
+        if ((flags & H5Z_FLAG_OPTIONAL) && have_mask < 0 && !any_optional) {
             hid_t fs = dset >= 0 ? H5Dget_space(dset) : -1;
             haddr_t addr = 0;
             hsize_t csize = 0, nch = 0, off[H5S_MAX_RANK];
@@ -498,7 +506,7 @@ static int filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
                 H5Sclose(fs);
             H5Eclear2(H5E_DEFAULT);
         }
-        if ((flags & H5Z_FLAG_OPTIONAL) && (!have_mask || (mask >> i & 1u)))
+        if ((flags & H5Z_FLAG_OPTIONAL) && !any_optional && (!have_mask || (mask >> i & 1u)))
             continue;
         miss = 1;
         missing_msg(id, name, msg, cap);
@@ -515,19 +523,10 @@ static int filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
 static int optional_missing(hid_t dset, char *msg, size_t cap)
 {
     hid_t dcpl = H5Dget_create_plist(dset);
-    int nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0, miss = 0;
-    for (int i = 0; i < nf && !miss; i++) {
-        unsigned flags = 0, cd[8];
-        size_t ncd = 8;
-        char name[128] = "";
-        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name,
-                                         NULL);
-        if (id >= 0 && (flags & H5Z_FLAG_OPTIONAL) && H5Zfilter_avail(id) <= 0) {
-            missing_msg(id, name, msg, cap);
-            size_t n = strlen(msg);
-            snprintf(msg + n, cap - n, "; a chunk was written through it");
-            miss = 1;
-        }
+    int miss = dcpl >= 0 && filter_missing(dset, dcpl, msg, cap, 1);
+    if (miss) {
+        size_t n = strlen(msg);
+        snprintf(msg + n, cap - n, "; a chunk was written through it");
     }
     if (dcpl >= 0)
         H5Pclose(dcpl);
@@ -566,7 +565,7 @@ static void ds_filters(hid_t dset, hid_t dcpl, c_ds_t *d)
             (int)id);
         H5Eclear2(H5E_DEFAULT);
     }
-    d->filter_missing = filter_missing(dset, dcpl, d->filter_msg, sizeof d->filter_msg);
+    d->filter_missing = filter_missing(dset, dcpl, d->filter_msg, sizeof d->filter_msg, 0);
     /* Pipelines the parent can undo itself on all threads (hdf5_inflate.c) */
     if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
         d->par_mode = H5P_PAR_DEFLATE;
@@ -3809,7 +3808,7 @@ void na_h5c_cause(char *buf, size_t cap) { h5_cause(buf, cap); }
 
 int na_h5c_filter_missing(hid_t dset, hid_t dcpl, char *msg, size_t cap)
 {
-    return filter_missing(dset, dcpl, msg, cap);
+    return filter_missing(dset, dcpl, msg, cap, 0);
 }
 
 hid_t na_h5c_nest_memtype(char *const *names, int depth, hid_t leaf)

@@ -59,7 +59,7 @@ expect_json "$T/filters.json" \
     'sorted(t["name"] for t in j["files"][0]["tensors"] if t["status"] == "error")' \
     '["/external", "/myfilter"]'
 expect_json "$T/filters.json" 'len([t for t in j["files"][0]["tensors"] if t["status"] == "ok"])' '13'
-expect_stderr_contains "/myfilter: HDF5 filter 405 (myfilter) is not available"
+expect_stderr_contains "/myfilter: HDF5 filter 405 (named 'myfilter' in the file) is not available"
 expect_stderr_contains "/external: external raw data file 'ext1.bin' (segment 0): No such file or directory"
 
 # unsupported float layout: fail closed
@@ -109,7 +109,7 @@ expect_stdout_contains "/dset4gb  I8     [4294967306]  4294967306"
 expect_stdout_contains "chunked [1024] 2/4194305 chunks allocated fill=0"
 expect_exit 0 "$NANAUDIT" info "$H/hdfgroup-tfilters.h5"
 # (why, since info has no stderr line for an unsupported one)
-expect_stdout_contains "/myfilter          I32    [20,10]  0  (not auditable: /myfilter: HDF5 filter 405 (myfilter) is not available in this libhdf5 (plugins are searched in HDF5_PLUGIN_PATH))"
+expect_stdout_contains "/myfilter          I32    [20,10]  0  (not auditable: /myfilter: HDF5 filter 405 (named 'myfilter' in the file) is not available in this libhdf5 (plugins are searched in HDF5_PLUGIN_PATH))"
 expect_stdout_contains "chunked [10,5] 4/4 chunks allocated filters=shuffle(2),szip(4),deflate(1),fletcher32(3),nbit(5) fill=0(default)"
 
 # groups nested more than 64 deep: an error of their own, not a note

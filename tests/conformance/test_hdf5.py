@@ -383,7 +383,7 @@ OUTCOMES = {
     "hdfgroup-t128bit_float.h5": (3, {"/DS1": "unsupported float type"}, {}),
     "hdfgroup-tall.h5": (0, {}, {}),
     "hdfgroup-tdset_idx.h5": (0, {}, {}),
-    "hdfgroup-tfilters.h5": (3, {"/myfilter": "HDF5 filter 405 (myfilter) is not available",
+    "hdfgroup-tfilters.h5": (3, {"/myfilter": "HDF5 filter 405 (named 'myfilter' in the file) is not available",
                                  "/external": "external raw data file 'ext1.bin' (segment 0): No such file or directory"}, {}),
     "hdfgroup-tfpformat.h5": (0, {}, {}),
     "hdfgroup-thyperslab.h5": (0, {}, {}),

@@ -76,6 +76,15 @@ static na_status_t st_wopen(int fd, const na_wopts_t *o, const na_wtensor_t *t, 
     char *h = st == NA_OK ? header_json(t, n, meta, n_meta) : NULL;
     if (st == NA_OK && !h)
         st = na_err_set(err, NA_E_NOMEM, "cannot build the safetensors header");
+    /* the reference loader reads headers up to 100,000,000 bytes
+     * (safetensors' MAX_HEADER_SIZE), and so does the verifying re-read:
+     * an input just under it grows past it with nanaudit's metadata entry
+     * (round 43b: exit 4 after writing, "does not re-open") */
+    if (st == NA_OK && (strlen(h) + 7) / 8 * 8 > 100000000u)
+        st = na_err_set(err, NA_E_UNSUPPORTED, "the cleaned file's safetensors header would be "
+                        "%zu bytes, more than the 100000000 the safetensors library reads "
+                        "(the input's __metadata__ and tensor names, plus nanaudit's metadata "
+                        "entry)", (strlen(h) + 7) / 8 * 8);
     if (st == NA_OK) {
         size_t len = strlen(h), padded = (len + 7) / 8 * 8;
         uint8_t len8[8];

@@ -756,8 +756,8 @@ static na_status_t st_tensor(na_input_t *base, size_t i, na_tensor_t *out, na_er
     out->src.read = st_read;
     out->src.ctx = e;
     if (t->ndim > NA_MAX_NDIM)
-        return na_err_set(err, NA_E_UNSUPPORTED, "tensor '%s' has %zu dimensions; at most %d "
-                          "are supported", out->name, t->ndim, NA_MAX_NDIM);
+        return na_err_set(err, NA_E_UNSUPPORTED, "%s: %zu dimensions, at most %d are supported "
+                          "(its shape is not listed)", out->name, t->ndim, NA_MAX_NDIM);
     out->ndim = (int)t->ndim;
     if (t->ndim > 0) /* dims is NULL when every tensor is a scalar */
         memcpy(out->shape, in->dims + t->dims_off, t->ndim * sizeof *out->shape);

@@ -30,7 +30,7 @@ b += b" " * (-len(b) % 8)
 open(sys.argv[1], "wb").write(struct.pack("<Q", len(b)) + b + bytes(8))
 ' "$T/r65.safetensors" || fail "python"
 expect_exit 0 "$NANAUDIT" info "$T/r65.safetensors"
-expect_stdout_contains "  a       F32    []     4  (not auditable: tensor 'a' has 65 dimensions; at most 64 are supported)"
+expect_stdout_contains "  a       F32    []     4  (not auditable: a: 65 dimensions, at most 64 are supported (its shape is not listed))"
 expect_exit 3 "$NANAUDIT" scan "$T/r65.safetensors"
-expect_stderr_contains "r65.safetensors: a: tensor 'a' has 65 dimensions; at most 64 are supported"
+expect_stderr_contains "r65.safetensors: a: 65 dimensions, at most 64 are supported (its shape is not listed)"
 pass

@@ -135,7 +135,7 @@ CASES = {
     # --- valid header, tensor that cannot be audited (fail closed)
     "f4_unsupported": (st(hdr({"q": t("F4", [4], 0, 2)}), b"\0\0"), "q: unsupported dtype F4"),
     "ndim_70": (st(hdr({"r": t("U8", [1] * 70, 0, 1)}), b"\1"),
-                "tensor 'r' has 70 dimensions; at most 64 are supported"),
+                "r: 70 dimensions, at most 64 are supported (its shape is not listed)"),
 }
 
 

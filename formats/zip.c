@@ -362,6 +362,48 @@ static na_status_t zip64_member(na_zip_t *z, size_t i, const unz_file_info64 *fi
     return zip64_local(z, i, v[2], fi->size_filename, err);
 }
 
+/* What Python's zipfile (numpy's np.load) checks of every member and
+ * minizip does not (round 43b: such archives were audited and cleaned,
+ * np.load refused them): each block of the central extra field lies
+ * inside it ("Corrupt extra field", zipfile._decodeExtra), and the local
+ * header holds the central header's name, byte for byte ("File name in
+ * directory ... and header ... differ", ZipFile.open). xbuf: 65535 bytes
+ * of scratch; nlen, xlen: the central name and extra lengths. */
+static na_status_t member_agrees(na_zip_t *z, size_t i, uint64_t loff, size_t nlen,
+                                 size_t xlen, uint8_t *xbuf, na_err_t *err)
+{
+    na_zip_entry_t *e = &z->e[i];
+    uint64_t cpos = z->pos[i].pos_in_zip_directory + 46;
+    na_status_t st = zip_bytes(z, e->name, "central name and extra field", cpos, xbuf,
+                               nlen + xlen <= 65535 ? nlen + xlen : 65535, err);
+    for (size_t at = nlen; st == NA_OK && at + 4 <= nlen + xlen && nlen + xlen <= 65535;) {
+        size_t id = le16(xbuf + at), len = le16(xbuf + at + 2);
+        if (len > nlen + xlen - at - 4)
+            return na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': central extra block "
+                              "0x%04zx of %zu bytes runs past the end of its extra field (%zu "
+                              "bytes)", e->name, id, len, xlen);
+        at += 4 + len;
+    }
+    uint8_t h[30];
+    if (st == NA_OK)
+        st = zip_bytes(z, e->name, "local header", loff, h, sizeof h, err);
+    if (st != NA_OK)
+        return st;
+    size_t ln = le16(h + 26);
+    uint8_t *b = ln == nlen ? malloc(ln + 1) : NULL;
+    if (le32(h) == ZIP_LOC_SIG && ln == nlen && b == NULL)
+        return na_err_set(err, NA_E_NOMEM, "out of memory");
+    if (b != NULL)
+        st = zip_bytes(z, e->name, "local name", loff + 30, b, ln, err);
+    int same = st == NA_OK && b != NULL && le32(h) == ZIP_LOC_SIG && memcmp(b, xbuf, ln) == 0;
+    free(b);
+    if (st == NA_OK && !same)
+        st = na_err_set(err, NA_E_FORMAT, "zip: member '%.200s': the local header at offset "
+                        "%llu does not hold the central directory's name for it", e->name,
+                        (unsigned long long)loff);
+    return st;
+}
+
 /* nbuf: ZIP_NAME_MAX + 1 bytes of scratch; each name keeps only its own
  * length (a hostile archive of tiny members must not cost 64 KiB each).
  * xbuf: 65535 bytes of scratch for a central extra field. span[i]:
@@ -394,6 +436,8 @@ static na_status_t list_member(na_zip_t *z, size_t i, char *nbuf, uint8_t *xbuf,
     e->internal_fa = (uint32_t)fi.internal_fa;
     e->external_fa = (uint32_t)fi.external_fa;
     na_status_t st = zip64_member(z, i, &fi, xbuf, &span[0], err);
+    if (st == NA_OK && !z->direct[i].on) /* zip64_local checked those */
+        st = member_agrees(z, i, span[0], fi.size_filename, fi.size_file_extra, xbuf, err);
     if (st != NA_OK)
         return st;
     e->local_pos = span[0];

@@ -91,11 +91,37 @@ bad count0.npz "zip: the end of central directory record counts 0 members but th
 bad npynpy.npz "members 'x.npy.npy' and 'x.npy': np.load's key 'x.npy' names the second, and the first's values are reached by no key it lists (refused)"
 bad z64count.npz "zip: the zip64 end of central directory record counts 1 member but the central directory holds 2 (refused: readers disagree, np.load reads all 2)"
 bad z64loc.npz "zip: the zip64 end record is not where its locator says, or has extensible data (refused: readers disagree on which central directory is the archive's)"
+# what Python's zipfile checks and minizip does not (round 43b: audited
+# and cleaned, np.load refused them): a local header naming another member,
+# a central extra block running past its field
+"$NA_PYTHON" - "$T" <<'PY' || fail "making lhname.npz, extra.npz"
+import io, struct, sys, zipfile
+import numpy as np
+b = io.BytesIO(); np.save(b, np.arange(3.0)); npy = b.getvalue()
+with zipfile.ZipFile(f"{sys.argv[1]}/lhname.npz", "w") as z:
+    z.writestr("a.npy", npy)
+raw = bytearray(open(f"{sys.argv[1]}/lhname.npz", "rb").read())
+assert raw[30:35] == b"a.npy"
+raw[30:35] = b"b.npy"
+open(f"{sys.argv[1]}/lhname.npz", "wb").write(raw)
+zi = zipfile.ZipInfo("a.npy")
+zi.extra = struct.pack("<HH", 1, 0)  # a zip64 block with nothing to hold
+with zipfile.ZipFile(f"{sys.argv[1]}/extra.npz", "w") as z:
+    z.writestr(zi, npy)
+raw = bytearray(open(f"{sys.argv[1]}/extra.npz", "rb").read())
+c = raw.rfind(b"PK\x01\x02")  # the central header: its block claims 200 bytes
+x = c + 46 + struct.unpack_from("<H", raw, c + 28)[0]
+assert struct.unpack_from("<HH", raw, x) == (1, 0)
+struct.pack_into("<H", raw, x + 2, 200)
+open(f"{sys.argv[1]}/extra.npz", "wb").write(raw)
+PY
+bad lhname.npz "zip: member 'a.npy': the local header at offset 0 does not hold the central directory's name for it"
+bad extra.npz "zip: member 'a.npy': central extra block 0x0001 of 200 bytes runs past the end of its extra field (4 bytes)"
 # numpy refuses them too (not many.npz: Python's zipfile ignores the
 # record's member count and reads the one central header)
 "$NA_PYTHON" - "$T" <<'PY' || fail "numpy loads a file nanaudit refuses"
 import sys, numpy as np
-for n in ("noeocd", "csize"):
+for n in ("noeocd", "csize", "lhname", "extra"):
     try:
         with np.load(f"{sys.argv[1]}/{n}.npz") as z:
             [z[k] for k in z.files]

@@ -67,7 +67,8 @@ typedef enum na_kind_of_file {
     NA_FILE_TORCH,        /* zip with one DIR/data.pkl: torch.save (torch.c) */
     NA_FILE_PICKLE,       /* \x80 then protocol 2..5: legacy torch.save (torch.c) */
     NA_FILE_GGUF,         /* "GGUF" (llama.cpp, ggml docs/gguf.md): no reader yet */
-    NA_FILE_MAT5          /* "MATLAB 5.0 MAT-file": MATLAB v5/v7, no reader (v7.3 is HDF5) */
+    NA_FILE_MAT5,         /* "MATLAB 5.0 MAT-file": MATLAB v5/v7, no reader (v7.3 is HDF5) */
+    NA_FILE_TAR           /* "ustar" at byte 257 (POSIX.1-1988 tar): no reader */
 } na_kind_of_file_t;
 
 /* Options that affect opening. */

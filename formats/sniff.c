@@ -172,6 +172,11 @@ na_kind_of_file_t na_sniff(const uint8_t *head, size_t n, uint64_t size)
         return NA_FILE_GGUF;
     if (n >= 128 && memcmp(head, "MATLAB 5.0 MAT-file", 19) == 0)
         return NA_FILE_MAT5;
+    /* ustar (POSIX) and GNU tar both put "ustar" at byte 257 of a header
+     * block: a webdataset shard, or a torch.save checkpoint older than
+     * PyTorch 0.4 (a tar of pickles; round 43b: "unrecognised content") */
+    if (n >= 262 && memcmp(head + 257, "ustar", 5) == 0)
+        return NA_FILE_TAR;
     if (is_safetensors(head, n, size))
         return NA_FILE_SAFETENSORS;
     size_t i = skip_ws(head, 0, n);
@@ -199,6 +204,7 @@ const char *na_kind_of_file_str(na_kind_of_file_t k)
     case NA_FILE_PICKLE: return "pickle (legacy PyTorch checkpoint)";
     case NA_FILE_GGUF: return "GGUF";
     case NA_FILE_MAT5: return "MATLAB v5 MAT-file";
+    case NA_FILE_TAR: return "tar archive";
     case NA_FILE_UNKNOWN: break;
     }
     return "unrecognised content";
@@ -428,6 +434,11 @@ na_status_t na_probe_check(const na_probe_t *p, na_err_t *err)
     case NA_FILE_GGUF:
         return na_err_set(err, NA_E_UNSUPPORTED, "GGUF model file (llama.cpp): not supported yet "
                           "(a GGUF reader is planned); its tensors are not audited");
+    case NA_FILE_TAR:
+        return na_err_set(err, NA_E_UNSUPPORTED,
+                          "tar archive: not read (a webdataset shard, or a checkpoint of "
+                          "torch.save before PyTorch 0.4: load it with torch and save it "
+                          "again); its members are not audited");
     case NA_FILE_MAT5:
         return na_err_set(err, NA_E_UNSUPPORTED,
                           "MATLAB v5/v7 MAT-file: not supported (save it with -v7.3, an HDF5 "

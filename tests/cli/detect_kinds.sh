@@ -82,6 +82,17 @@ done
 expect_exit 0 "$NANAUDIT" info "$T/h640.safetensors"
 expect_stdout_contains "h640.safetensors (safetensors, 1 tensor, 16 bytes of data)"
 
+# a tar archive (webdataset shard; torch.save before PyTorch 0.4) named
+# .pt: said so (round 43b: "unrecognised content"); in a folder under a
+# name that does not claim data, a skipped entry
+mkdir "$T/tar" && printf 'x' > "$T/tar/m"
+tar -C "$T/tar" --format=ustar -cf "$T/old.pt" m
+tar -C "$T/tar" --format=gnu -cf "$T/tar/shard-000.tar" m
+expect_kind "$T/old.pt" "tar archive: not read (a webdataset shard, or a checkpoint of torch.save before PyTorch 0.4: load it with torch and save it again); its members are not audited"
+cp "$NA_SRC/examples/clean.safetensors" "$T/tar/"
+expect_exit 0 "$NANAUDIT" scan --format json "$T/tar"
+expect_json "$T/stdout" '[(s["path"].rsplit("/", 1)[1], s["reason"][:12]) for s in j["skipped"]]' '[["m", "unrecognised"], ["shard-000.tar", "tar archive:"]]'
+
 # a FIFO on the command line is an error, and nothing blocks on it
 mkfifo "$T/pipe"
 expect_exit 3 timeout 20 "$NANAUDIT" scan "$T/pipe"

@@ -823,6 +823,11 @@ static na_status_t step(pk_t *p, int *stop)
     case 0x95: /* FRAME: a length hint; frames are transparent */
         if (!need(p, 8))
             return bad(p, "truncated");
+        /* but CPython reads the frame whole: one longer than what is left
+         * is "pickle data was truncated" (round 43b: a FRAME of 2^62 bytes
+         * was read past, torch.load refuses the file) */
+        if (le(p->b + p->pos, 8) > p->n - p->pos - 8)
+            return bad(p, "FRAME longer than the rest of the pickle (truncated data)");
         p->pos += 8;
         return NA_OK;
     case '.': *stop = 1; return NA_OK;

@@ -110,6 +110,12 @@ static void hostile_structures(void **state)
         {PKS("\x80\x02K\x01s."), "pickle: SETITEM(S) without a dict below (opcode at byte 4)"},
         {PKS("\x80\x09N."), "pickle: unsupported pickle protocol (opcode at byte 0)"},
         {PKS("\x80\x02\x97."), "pickle: unsupported opcode 0x97 (opcode at byte 2)"},
+        /* a FRAME longer than the rest: CPython and torch.load refuse it
+         * (round 43b: 2^62 bytes, read past); one that fits is a hint */
+        {PKS("\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x40}."),
+         "pickle: FRAME longer than the rest of the pickle (truncated data) (opcode at byte 2)"},
+        {PKS("\x80\x04\x95\x03\x00\x00\x00\x00\x00\x00\x00}N."),
+         "pickle: 2 objects left on the stack at STOP (expected 1)"},
         {PKS("\x80\x02(X\x07\x00\x00\x00storageK\x01K\x02K\x03K\x04tQ."),
          "pickle: persistent id with a bad storage type, key or size (opcode at byte 24)"},
     };

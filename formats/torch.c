@@ -246,6 +246,16 @@ static na_status_t add_tensor(torch_input_t *ti, const na_pk_tensor_t *pt, na_er
         if (s == NULL)
             return na_err_set(err, NA_E_FORMAT, "tensor '%.200s': storage '%.60s' is missing "
                               "from the file", pt->name, pt->storage_key);
+        /* torch.load builds the storage from its persistent id's element
+         * count: a member shorter than that is refused (round 43b: 2^31-1
+         * elements over 12 bytes was audited) */
+        if (pt->view_key == NULL && (pt->storage_numel > UINT64_MAX / es ||
+                                     pt->storage_numel * es > s->s.size))
+            return na_err_set(err, NA_E_FORMAT, "tensor '%.200s': storage '%.60s' holds %llu "
+                              "bytes, less than the %llu elements of %llu bytes its persistent "
+                              "id declares (torch.load refuses it)", pt->name, pt->storage_key,
+                              (unsigned long long)s->s.size,
+                              (unsigned long long)pt->storage_numel, (unsigned long long)es);
         uint64_t base = pt->view_offset + pt->offset;
         if (pt->offset > UINT64_MAX / es || base > UINT64_MAX / es)
             return na_err_set(err, NA_E_FORMAT, "tensor '%.200s': storage offset overflows",

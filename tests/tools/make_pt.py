@@ -45,9 +45,10 @@ STORAGE_TYPES = {
 class Storage:
     """A storage: a 1-D numpy array (any dtype in STORAGE_TYPES)."""
 
-    def __init__(self, data, key=None):
+    def __init__(self, data, key=None, numel=None):
         self.data = np.ascontiguousarray(data).reshape(-1)
         self.key = key
+        self.numel = numel  # hostile tests: the element count the persistent id declares
 
 
 class Tensor:
@@ -132,7 +133,8 @@ class _Pickler(pickle.Pickler):
             obj.key = str(len(self.storages))
         self.storages[obj.key] = obj
         cls = self.classes[STORAGE_TYPES[obj.data.dtype.name]]
-        pid = ("storage", cls, obj.key, "cpu", int(obj.data.size))
+        n = obj.numel if obj.numel is not None else int(obj.data.size)
+        pid = ("storage", cls, obj.key, "cpu", n)
         return pid + (None,) if self.legacy else pid
 
     def reducer_override(self, obj):

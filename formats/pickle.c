@@ -491,6 +491,11 @@ static na_status_t persid(pk_t *p, obj_t *pid)
     if (ty->t != O_GLOBAL || ty->g != G_STORAGE || (key->t != O_STR && key->t != O_INT) ||
         as_u64(pid->it[4], &s->numel) != 0)
         return bad(p, "persistent id with a bad storage type, key or size");
+    /* a key names a zip member (DIR/data/KEY): one holding a NUL would be
+     * cut at it here and found, while torch.load looks for the whole
+     * name and fails (round 43b) */
+    if (key->t == O_STR && memchr(key->s, 0, key->slen) != NULL)
+        return bad(p, "storage key holds a NUL character");
     char kb[32];
     const char *k = key->s;
     if (key->t == O_INT) {

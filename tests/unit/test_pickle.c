@@ -116,6 +116,10 @@ static void hostile_structures(void **state)
          "pickle: FRAME longer than the rest of the pickle (truncated data) (opcode at byte 2)"},
         {PKS("\x80\x04\x95\x03\x00\x00\x00\x00\x00\x00\x00}N."),
          "pickle: 2 objects left on the stack at STOP (expected 1)"},
+        /* a storage key with a NUL: torch.load looks for the whole name */
+        {PKS("\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x03\x00\x00\x00"
+             "0\x00xX\x03\x00\x00\x00" "cpuK\x03tQ."),
+         "pickle: storage key holds a NUL character (opcode at byte 54)"},
         {PKS("\x80\x02(X\x07\x00\x00\x00storageK\x01K\x02K\x03K\x04tQ."),
          "pickle: persistent id with a bad storage type, key or size (opcode at byte 24)"},
     };

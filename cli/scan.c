@@ -244,6 +244,38 @@ static void shard_check(scan_run_t *s, const na_walk_item_t *it, na_input_t *in)
     }
 }
 
+/* A file that no index names, in the folder of an index whose shards it
+ * could be: a loader that reads the index never opens it (a leftover
+ * shard, Mistral's consolidated.safetensors beside its shards; round 43a:
+ * audited without a word). Could be: any safetensors file beside a
+ * NAME.safetensors.index.json; a PyTorch file named NAME... beside a
+ * NAME.bin.index.json (not a Trainer's optimizer.pt). Its note into buf,
+ * or 0. */
+static int stray_note(const scan_run_t *s, const na_walk_item_t *it, char *buf, size_t cap)
+{
+    int st = it->kind == NA_FILE_SAFETENSORS;
+    if (it->from_index || (!st && it->kind != NA_FILE_TORCH && it->kind != NA_FILE_PICKLE))
+        return 0;
+    const char *slash = strrchr(it->path, '/'), *base = slash ? slash + 1 : it->path;
+    size_t dl = (size_t)(base - it->path);
+    static const char sti[] = ".safetensors.index.json", bini[] = ".bin.index.json";
+    for (size_t k = 0; k < s->walk.n_indexes; k++) {
+        const char *ix = s->walk.index_paths[k], *is = strrchr(ix, '/');
+        const char *ib = is ? is + 1 : ix;
+        size_t il = (size_t)(ib - ix), bl = strlen(ib);
+        if (s->walk.indexes[k] == NULL || il != dl || strncmp(ix, it->path, dl) != 0)
+            continue;
+        int ix_st = bl > sizeof sti - 1 && strcmp(ib + bl - (sizeof sti - 1), sti) == 0;
+        int ix_bin = bl > sizeof bini - 1 && strcmp(ib + bl - (sizeof bini - 1), bini) == 0;
+        if (st ? !ix_st : !ix_bin || strncmp(base, ib, bl - (sizeof bini - 1)) != 0)
+            continue;
+        snprintf(buf, cap, "not a shard of %s in the same folder: a loader that reads the index "
+                 "never opens this file", ib);
+        return 1;
+    }
+    return 0;
+}
+
 static void scan_file(scan_run_t *s, const na_walk_item_t *it)
 {
     na_input_t *in = NULL;
@@ -261,6 +293,10 @@ static void scan_file(scan_run_t *s, const na_walk_item_t *it)
         return;
     }
     size_t slot = s->rep->n_files - 1, n = na_input_count(in);
+    char stray[NA_ERR_LEN + 128];
+    if (stray_note(s, it, stray, sizeof stray) &&
+        na_file_report_add_note(&s->rep->files[slot], stray) != NA_OK)
+        s->exit_code = cli_exit_merge(s->exit_code, 4);
     const char *const *notes; /* HDF5: external and dangling links */
     size_t n_notes = na_hdf5_notes(in, &notes);
     for (size_t k = 0; k < n_notes; k++)

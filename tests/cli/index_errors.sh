@@ -136,6 +136,34 @@ for cmd in scan info; do
     fi
 done
 rm "$d"/w*.safetensors*
+# a file no index names beside an index whose shards it could be: a note
+# (round 43a: a leftover shard redefining a tensor was audited without a
+# word); a Trainer's optimizer.pt beside pytorch_model.bin.index.json is
+# not one
+mkdir -p "$T/stray" "$T/strayb"
+cp "$S/ok/"* "$T/stray/"
+cp "$S/ok/$S1" "$T/stray/model-00003-of-00002.safetensors"
+PYTHONPATH="$NA_SRC/tests/tools" "$NA_PYTHON" - "$T/strayb" <<'PY' || fail "making strayb"
+import json, sys
+import numpy as np
+from make_pt import Storage, Tensor, save
+d = sys.argv[1]
+t = lambda: Tensor(Storage(np.ones(2, np.float32)), 0, (2,), (1,))
+save({"a": t()}, f"{d}/pytorch_model-00001-of-00001.bin")
+save({"a": t()}, f"{d}/pytorch_model-old.bin")
+save({"state": {"0": {"exp_avg": t()}}}, f"{d}/optimizer.pt")
+json.dump({"weight_map": {"a": "pytorch_model-00001-of-00001.bin"}},
+          open(f"{d}/pytorch_model.bin.index.json", "w"))
+PY
+for dir in stray strayb; do
+    expect_exit 0 "$NANAUDIT" scan --format json "$T/$dir"
+    cp "$T/stdout" "$T/$dir.json"
+done
+NOTE="in the same folder: a loader that reads the index never opens this file"
+expect_json "$T/stray.json" '[(f["path"].rsplit("/", 1)[1], f["notes"]) for f in j["files"] if f["notes"]]' \
+    "[[\"model-00003-of-00002.safetensors\", [\"not a shard of $IX $NOTE\"]]]"
+expect_json "$T/strayb.json" '[(f["path"].rsplit("/", 1)[1], f["notes"]) for f in j["files"] if f["notes"]]' \
+    "[[\"pytorch_model-old.bin\", [\"not a shard of pytorch_model.bin.index.json $NOTE\"]]]"
 # two indexes naming each other: each listed once, each says why, no loop
 echo '{"weight_map": {"x": "b.safetensors.index.json"}}' > "$d/a.safetensors.index.json"
 echo '{"weight_map": {"y": "a.safetensors.index.json"}}' > "$d/b.safetensors.index.json"

@@ -122,6 +122,7 @@ typedef struct c_ent {
     uint32_t fbase;  /* vlen: bytes of one value as stored */
     /* deflate chunks checked before H5Dread (zc_check): */
     int zc_mode;       /* 0 not set up, 1 no check, 2 exact size, 3 bound */
+    int zc_raw_edges;  /* partial edge chunks stored unfiltered: not checked */
     unsigned zc_bit;   /* deflate's place in the pipeline: its filter-mask bit */
     uint32_t zc_strip; /* bytes of Fletcher32 checksums after deflate's output */
     uint64_t zc_size;  /* what a chunk inflates to (2), or at most (3) */
@@ -566,8 +567,17 @@ static void ds_filters(hid_t dset, hid_t dcpl, c_ds_t *d)
         H5Eclear2(H5E_DEFAULT);
     }
     d->filter_missing = filter_missing(dset, dcpl, d->filter_msg, sizeof d->filter_msg, 0);
-    /* Pipelines the parent can undo itself on all threads (hdf5_inflate.c) */
-    if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
+    /* Pipelines the parent can undo itself on all threads (hdf5_inflate.c);
+     * not when partial edge chunks are stored unfiltered (HDF5 1.10's
+     * H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS: no filter-mask bit says so,
+     * the parent would inflate raw bytes; round 44a) */
+    unsigned copts = 0;
+    int raw_edges = H5Pget_chunk_opts(dcpl, &copts) >= 0 &&
+                    (copts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS);
+    H5Eclear2(H5E_DEFAULT);
+    if (raw_edges)
+        ;
+    else if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
         d->par_mode = H5P_PAR_DEFLATE;
     else if (nf == 2 && ids[0] == H5Z_FILTER_SHUFFLE && ids[1] == H5Z_FILTER_DEFLATE)
         d->par_mode = H5P_PAR_SHUFFLE_DEFLATE;
@@ -2484,6 +2494,9 @@ static void zc_setup(child_t *c, c_ent_t *e)
         else if (at >= 0)
             after_ok = 0;
     }
+    unsigned copts = 0;
+    e->zc_raw_edges = H5Pget_chunk_opts(dcpl, &copts) >= 0 &&
+                      (copts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS);
     if (at >= 0 && after_ok && bytes > 0 && at < 32) {
         e->zc_mode = exact ? 2 : 3;
         e->zc_bit = (unsigned)at;
@@ -2611,7 +2624,10 @@ static int zc_check(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause
                 off[d] = (j % gd[d]) * e->chunk[d];
                 j /= gd[d];
             }
-            if (zc_chunk(c, e, off, cause, cap) != 0)
+            int edge = 0; /* cut by the extent: stored raw under zc_raw_edges */
+            for (int d = 0; d < e->ndim; d++)
+                edge |= off[d] + e->chunk[d] > e->shape[d];
+            if (!(edge && e->zc_raw_edges) && zc_chunk(c, e, off, cause, cap) != 0)
                 return -1;
         }
         e->zc_next = k + 1;

@@ -795,9 +795,11 @@ int na_parse_double(const char *s, double *v);
 char *na_fmt_num(char *buf, size_t cap, double v);
 /* A value of a tensor of dtype dt as the shortest decimal that reads back
  * as that value of the type: for the float types of 32 bits and fewer
- * (F32, F16, BF16, F8_*), the shortest %.Ng (N <= 9) whose float rounding
- * is v's (F32 -1e-08, not its double -9.99999993922529e-09); otherwise
- * na_fmt_num. buf: cap bytes, 32 is enough. Returns buf. */
+ * (F32, F16, BF16, F8_E4M3/E5M2 and their FNUZ forms), the shortest %.Ng
+ * (N <= 9) that rounds to v in that type (round to nearest even; F32
+ * -1e-08, not its double -9.99999993922529e-09; F16 -0.3, not
+ * -0.30004883), integers below 2^24 in full; otherwise na_fmt_num.
+ * buf: cap bytes, 32 is enough. Returns buf. */
 char *na_fmt_val(char *buf, size_t cap, double v, na_dtype_t dt);
 
 #ifdef __cplusplus

@@ -2,6 +2,7 @@
  * parse.c - numbers given on the command line and in policy files.
  */
 #include "nanaudit.h"
+#include "clean_elem.h" /* na_ce_round_to: a value's rounding in a narrow float type */
 
 #include <errno.h>  /* errno, ERANGE */
 #include <math.h>   /* isfinite, floor, fabs */
@@ -20,18 +21,27 @@ char *na_fmt_num(char *buf, size_t cap, double v)
 
 char *na_fmt_val(char *buf, size_t cap, double v, na_dtype_t dt)
 {
-    int narrow = dt == NA_DT_F32 || dt == NA_DT_F16 || dt == NA_DT_BF16 ||
-                 dt == NA_DT_F8_E4M3 || dt == NA_DT_F8_E5M2 || dt == NA_DT_F8_E8M0 ||
-                 dt == NA_DT_F8_E4M3FNUZ || dt == NA_DT_F8_E5M2FNUZ;
-    if (!narrow || v != v || (double)(float)v != v)
+    int p = 0, emin = 0; /* significand bits, minimum normal exponent */
+    switch (dt) {
+    case NA_DT_F32: p = 24, emin = -126; break;
+    case NA_DT_BF16: p = 8, emin = -126; break;
+    case NA_DT_F16: p = 11, emin = -14; break;
+    case NA_DT_F8_E4M3: p = 4, emin = -6; break;
+    case NA_DT_F8_E5M2: p = 3, emin = -14; break;
+    case NA_DT_F8_E4M3FNUZ: p = 4, emin = -7; break;
+    case NA_DT_F8_E5M2FNUZ: p = 3, emin = -15; break;
+    default: break;
+    }
+    if (p == 0 || !isfinite(v) || na_ce_round_to(v, p, emin) != v)
         return na_fmt_num(buf, cap, v);
-    if (v == floor(v) && fabs(v) < 1e15) { /* 10000000, as na_fmt_num, not 1e+07 */
+    if (v == floor(v) && fabs(v) < 16777216.0) { /* 10000000, as na_fmt_num, not 1e+07 */
         snprintf(buf, cap, "%.0f", v);
         return buf;
     }
-    for (int p = 1; p <= 9; p++) {
-        snprintf(buf, cap, "%.*g", p, v);
-        if ((float)strtod(buf, NULL) == (float)v)
+    for (int d = 1; d <= 9; d++) {
+        snprintf(buf, cap, "%.*g", d, v);
+        double r = strtod(buf, NULL);
+        if (isfinite(r) && na_ce_round_to(r, p, emin) == v)
             break;
     }
     return buf;

@@ -69,6 +69,19 @@ expect_exit 1 "$NANAUDIT" scan --fail-on negative,range --range 0:1 "$T/neg.safe
 expect_stdout_contains "FAIL bn.running_var: 1 negative value (min -1e-08) in a tensor that must be >= 0"
 expect_stdout_contains "FAIL bn.running_var: 2 values outside [0, 1] (min -1e-08, max 16777216)"
 expect_stdout_contains "FAIL bn64.running_var: 1 negative value (min -1e-08) in a tensor that must be >= 0"
+# F16 by its own rounding (round 44a: F32's shortest gave -0.30004883), a
+# large F32 as numpy prints it (957908099530752 was printed in full)
+"$NA_PYTHON" -c '
+import numpy as np
+from safetensors.numpy import save_file
+save_file({"h.running_var": np.array([-0.3, 1], np.float16),
+           "f.running_var": np.array([-957908099530752.0, 0.5], np.float32)}, "'"$T"'/fv.safetensors")
+print(np.float16(-0.3), np.float32(-957908099530752.0))' > "$T/np.txt" || fail "fv.safetensors"
+read -r NP_H NP_F < "$T/np.txt"
+expect_exit 1 "$NANAUDIT" scan --fail-on negative "$T/fv.safetensors"
+expect_stdout_contains "FAIL h.running_var: 1 negative value (min $NP_H) in a tensor that must be >= 0"
+expect_stdout_contains "FAIL f.running_var: 1 negative value (min $NP_F) in a tensor that must be >= 0"
+assert_eq "$NP_H $NP_F" "-0.3 -9.579081e+14" "numpy's prints"
 # open-sided range; the fail list decides the exit code only
 expect_exit 0 "$NANAUDIT" scan --range 0: --zscore 0 --format json --report "$T/o.json" "$F"
 expect_json "$T/o.json" '[f["count"] for f in j["files"][0]["tensors"][0]["findings"] if f["kind"] == "range"]' '[1]'

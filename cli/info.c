@@ -77,9 +77,13 @@ static json_t *shape_json(const na_tensor_t *t)
 }
 
 /* The product of shape_json's dimensions; null when it overflows 64 bits
- * (an error entry's shape may). */
-static json_t *elements_json(const na_tensor_t *t)
+ * (an error entry's shape may). A readable non-vlen entry: the reader's
+ * count, as scan reports it (0 for an HDF5 null dataspace, whose shape is
+ * [] like a scalar's; round 44a). */
+static json_t *elements_json(const na_tensor_t *t, int ok)
 {
+    if (ok && !t->vlen)
+        return json_integer((json_int_t)t->elements);
     int nd = t->vlen ? t->vndim : t->ndim;
     const uint64_t *sh = t->vlen ? t->vshape : t->shape;
     uint64_t n = 1;
@@ -174,7 +178,7 @@ static int tensors_json(na_input_t *in, const char *path, json_t *arr)
         json_object_set_new(o, "dtype", dtv == NA_DT_INVALID ? json_null()
                                                              : json_string(na_dtype_name(dtv)));
         json_object_set_new(o, "shape", shape_json(&t));
-        json_object_set_new(o, "elements", elements_json(&t));
+        json_object_set_new(o, "elements", elements_json(&t, st == NA_OK));
         int vl = st == NA_OK && t.vlen;
         json_object_set_new(o, "bytes", vl ? json_null()
                                            : json_integer((json_int_t)na_input_tensor_bytes(in, i)));

@@ -385,7 +385,11 @@ static na_status_t add_shard(walk_ctx_t *c, size_t k, size_t i, const char *path
             c->index_depth--;
             return st;
         }
-        if (st == NA_OK && !shard_kind && na_probe_check(&p, &e) == NA_OK)
+        if (st == NA_OK && p.kind == NA_FILE_INDEX && c->index_depth >= WALK_MAX_INDEX_DEPTH)
+            na_err_set(&e, NA_E_FORMAT, "an index named as a shard %d indexes deep: not walked "
+                       "(at most %d; its own shards and problems are not checked)",
+                       c->index_depth + 1, WALK_MAX_INDEX_DEPTH);
+        else if (st == NA_OK && !shard_kind && na_probe_check(&p, &e) == NA_OK)
             na_err_set(&e, NA_E_FORMAT, "shard is not a safetensors file (%s)",
                        na_kind_of_file_str(p.kind));
         if (st != NA_OK || !shard_kind) {

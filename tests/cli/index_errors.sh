@@ -164,6 +164,16 @@ expect_json "$T/stray.json" '[(f["path"].rsplit("/", 1)[1], f["notes"]) for f in
     "[[\"model-00003-of-00002.safetensors\", [\"not a shard of $IX $NOTE\"]]]"
 expect_json "$T/strayb.json" '[(f["path"].rsplit("/", 1)[1], f["notes"]) for f in j["files"] if f["notes"]]' \
     "[[\"pytorch_model-old.bin\", [\"not a shard of pytorch_model.bin.index.json $NOTE\"]]]"
+# a chain of 18 indexes, each naming the next as its shard: 16 walked as
+# indexes, the one past that said so (round 44a: the old "shard is not a
+# safetensors file")
+mkdir -p "$T/chain"
+for i in $(seq 0 17); do
+    echo "{\"weight_map\": {\"t$i\": \"c$((i + 1)).safetensors.index.json\"}}" > "$T/chain/c$i.safetensors.index.json"
+done
+expect_exit 3 "$NANAUDIT" scan --format json "$T/chain/c0.safetensors.index.json"
+expect_stderr_contains "nanaudit: $T/chain/c17.safetensors.index.json: an index named as a shard 17 indexes deep: not walked (at most 16; its own shards and problems are not checked)"
+expect_json "$T/stdout" 'len(j["files"])' 18
 # two indexes naming each other: each listed once, each says why, no loop
 echo '{"weight_map": {"x": "b.safetensors.index.json"}}' > "$d/a.safetensors.index.json"
 echo '{"weight_map": {"y": "a.safetensors.index.json"}}' > "$d/b.safetensors.index.json"

@@ -83,6 +83,13 @@ assert f["notes"] == ["/ext: external link to other.h5:/y, not followed"], f["no
 assert j["summary"]["errors"] == 0 and j["summary"]["exit_code"] == 0
 PY
 
+# an HDF5 null dataspace: shape [] like a scalar, but 0 elements, as scan
+# reports it (round 44a: elements 1)
+expect_exit 0 "$N" info --format json "$NA_TEST_DATA/real/hdf5/hdfgroup-tnullspace.h5"
+expect_json "$T/stdout" '[(t["shape"], t["elements"], t["bytes"]) for t in j["files"][0]["tensors"]]' '[[[], 0, 0]]'
+expect_exit 0 "$N" scan --format json "$NA_TEST_DATA/real/hdf5/hdfgroup-tnullspace.h5"
+expect_json "$T/stdout" '[t["elements"] for t in j["files"][0]["tensors"]]' '[0]'
+
 # an index with a missing shard, a broken file, a file that is no data and
 # a file name that is not UTF-8: exit 3, each error in its own entry
 mkdir shards && cp "$NA_TEST_DATA"/shards/missing_shard/* shards/

@@ -481,6 +481,13 @@ static json_t *index_json(const na_walk_t *w, size_t k, json_t **jix, json_t *ar
     return jix[k];
 }
 
+/* 1 when JSON entry o has "status": "error". */
+static int is_error(json_t *o)
+{
+    const char *st = json_string_value(json_object_get(o, "status"));
+    return st != NULL && strcmp(st, "error") == 0;
+}
+
 /* --format json: the summary and the document on stdout; 4 when it
  * cannot be written, else rc. error: the run's own error line or NULL. */
 static int print_json(json_t *doc, int rc, const char *error)
@@ -493,12 +500,12 @@ static int print_json(json_t *doc, int rc, const char *error)
         size_t j;
         n_tensors += json_array_size(ts);
         bytes += json_integer_value(json_object_get(f, "bytes"));
-        errors += !strcmp(json_string_value(json_object_get(f, "status")), "error");
+        errors += is_error(f);
         json_array_foreach(ts, j, t)
-            errors += !strcmp(json_string_value(json_object_get(t, "status")), "error");
+            errors += is_error(t);
     }
     json_array_foreach(json_object_get(doc, "indexes"), i, f)
-        errors += !strcmp(json_string_value(json_object_get(f, "status")), "error");
+        errors += is_error(f);
     json_object_set_new(doc, "error", error ? na_json_text(error) : json_null());
     json_t *s = json_object();
     json_object_set_new(s, "files", json_integer((json_int_t)json_array_size(files)));

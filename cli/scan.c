@@ -267,7 +267,7 @@ static int stray_note(const scan_run_t *s, const na_walk_item_t *it, char *buf, 
             continue;
         int ix_st = bl > sizeof sti - 1 && strcmp(ib + bl - (sizeof sti - 1), sti) == 0;
         int ix_bin = bl > sizeof bini - 1 && strcmp(ib + bl - (sizeof bini - 1), bini) == 0;
-        if (st ? !ix_st : !ix_bin || strncmp(base, ib, bl - (sizeof bini - 1)) != 0)
+        if (st ? !ix_st : (!ix_bin || strncmp(base, ib, bl - (sizeof bini - 1)) != 0))
             continue;
         snprintf(buf, cap, "not a shard of %s in the same folder: a loader that reads the index "
                  "never opens this file", ib);

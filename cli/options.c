@@ -650,8 +650,10 @@ void cli_print_help(int cmd)
         printf("\nExit status: 0 written; 1 written but NaN/Inf remain (--nonfinite keep,\n"
                "--outliers nan, a feature without finite values, a --together follower,\n"
                "even one --include/--exclude left out), or refused by --max-drop-fraction;\n"
-               "2 usage; 3 unreadable input; 4 write or verification failure.\n"
-               "See nanaudit(1).\n");
+               "2 usage, or a request the data cannot honour, found before anything is\n"
+               "written (samples dropped from a tensor that shares their axis, a pattern\n"
+               "that nearly names a tensor, --apply-params that do not fit); 3 unreadable\n"
+               "input; 4 write or verification failure. See nanaudit(1).\n");
         return;
     }
     if (cmd == CLI_INFO) { /* info judges nothing: no policy, no exit 1 */

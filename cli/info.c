@@ -44,11 +44,19 @@ static char *esc(const char *s)
     return b;
 }
 
+/* The shape info lists for t into *sh, its rank returned: a
+ * variable-length dataset's own (its sequences), else the tensor's. */
+static int listed_shape(const na_tensor_t *t, const uint64_t **sh)
+{
+    *sh = t->vlen ? t->vshape : t->shape;
+    return t->vlen ? t->vndim : t->ndim;
+}
+
 /* The tensor's shape; a variable-length dataset's own (sequences). */
 static void shape_str(char *b, size_t cap, const na_tensor_t *t)
 {
-    int nd = t->vlen ? t->vndim : t->ndim;
-    const uint64_t *sh = t->vlen ? t->vshape : t->shape;
+    const uint64_t *sh;
+    int nd = listed_shape(t, &sh);
     size_t n = (size_t)snprintf(b, cap, "[");
     for (int d = 0; d < nd && n < cap; d++)
         n += (size_t)snprintf(b + n, cap - n, "%s%" PRIu64, d ? "," : "", sh[d]);
@@ -68,8 +76,8 @@ static void push(json_t *a, json_t *v) { json_array_append_new(a, v); }
 /* The tensor's shape as a JSON array (a variable-length dataset's own). */
 static json_t *shape_json(const na_tensor_t *t)
 {
-    int nd = t->vlen ? t->vndim : t->ndim;
-    const uint64_t *sh = t->vlen ? t->vshape : t->shape;
+    const uint64_t *sh;
+    int nd = listed_shape(t, &sh);
     json_t *a = json_array();
     for (int d = 0; d < nd; d++)
         push(a, json_integer((json_int_t)sh[d]));
@@ -84,8 +92,8 @@ static json_t *elements_json(const na_tensor_t *t, int ok)
 {
     if (ok && !t->vlen)
         return json_integer((json_int_t)t->elements);
-    int nd = t->vlen ? t->vndim : t->ndim;
-    const uint64_t *sh = t->vlen ? t->vshape : t->shape;
+    const uint64_t *sh;
+    int nd = listed_shape(t, &sh);
     uint64_t n = 1;
     for (int d = 0; d < nd; d++)
         if (__builtin_mul_overflow(n, sh[d], &n) || n > (uint64_t)INT64_MAX)

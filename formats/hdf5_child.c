@@ -2604,26 +2604,20 @@ static int zc_check(child_t *c, c_ent_t *e, uint64_t lo, uint64_t n, char *cause
         zc_setup(c, e);
     if (e->zc_mode == 1 || n == 0)
         return 0;
-    uint64_t rowlen = 1, g = 1, gd[NA_MAX_NDIM] = {0};
-    for (int d = 1; d < e->ndim; d++) {
+    uint64_t rowlen = 1, ce, gd[NA_MAX_NDIM] = {0};
+    for (int d = 1; d < e->ndim; d++)
         rowlen *= e->shape[d];
-        gd[d] = (e->shape[d] + e->chunk[d] - 1) / e->chunk[d];
-        g *= gd[d];
-    }
-    if (rowlen == 0)
+    uint64_t slots = chunk_grid(e, gd, &ce);
+    if (rowlen == 0 || slots == 0)
         return 0;
+    uint64_t g = slots / gd[0]; /* chunks per chunk row */
     uint64_t k0 = lo / rowlen / e->chunk[0], k1 = (lo + n - 1) / rowlen / e->chunk[0];
     if (k0 < e->zc_next)
         k0 = e->zc_next;
     for (uint64_t k = k0; k <= k1; k++) {
         for (uint64_t i = 0; i < g; i++) {
             hsize_t off[H5S_MAX_RANK] = {0};
-            uint64_t j = i;
-            off[0] = k * e->chunk[0];
-            for (int d = e->ndim - 1; d >= 1; d--) {
-                off[d] = (j % gd[d]) * e->chunk[d];
-                j /= gd[d];
-            }
+            slot_offset(e, gd, k * g + i, off);
             int edge = 0; /* cut by the extent: stored raw under zc_raw_edges */
             for (int d = 0; d < e->ndim; d++)
                 edge |= off[d] + e->chunk[d] > e->shape[d];
